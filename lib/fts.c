@@ -1,0 +1,981 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The traversal: fts_open/fts_read/fts_children/fts_set/fts_close with the
+ * semantics of gnulib's fts, walking without chdir and without recursion.
+ *
+ * How it walks
+ * - Every directory on the current path has a `struct level`, indexed by
+ *   its fts_level.  A level holds the directory's fd, the batch of its
+ *   entries being visited and its ordering policy's state.
+ * - Only the FD_WINDOW deepest levels keep their fd open.  Climbing back
+ *   to a closed one reopens it through ".." relative to its child (or, if
+ *   that does not lead back, through its full path) and checks its
+ *   (dev, ino) against what was recorded on the way down; a directory that
+ *   was partly read is repositioned with lseek to where reading stopped.
+ * - Every open is an openat() relative to the parent's fd, with
+ *   O_NOFOLLOW|O_DIRECTORY in a physical walk, and the result is checked
+ *   against the (dev, ino) seen before descending.
+ * - Entries live in per-batch arenas (struct batch): one allocation per
+ *   chunk, never one per entry.  The path of the current entry is built in
+ *   one buffer that every FTSENT's fts_path points to, as in gnulib.
+ */
+#define _GNU_SOURCE
+#include <fastrm/fts.h>
+
+#include "devino.h"
+#include "dirread.h"
+#include "fastrm-int.h"
+#include "order.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Directory fds kept open on the current path.  Deeper paths close the
+ * shallowest ones, so the count is bounded whatever the depth (gnulib
+ * keeps a ring of 4 ancestors too). */
+#define FD_WINDOW 4
+
+/* Entries materialised per batch by fts_read(): bounds the memory that a
+ * huge directory takes, whatever the policy's own window. */
+#define BATCH_ENTRIES 4096
+
+/* fts_children() returns at most this many entries of a directory without
+ * a comparator, as gnulib (FTS_MAX_READDIR_ENTRIES). */
+#define CHILDREN_ENTRIES 100000
+
+/* fts_priv_flags */
+#define PF_STAT_REQUIRED 0x1 /* FTS_NSOK entry that must be stat'ed */
+#define PF_ACTIVE        0x2 /* directory recorded in the active set */
+
+#define ISDOT(a) ((a)[0] == '.' && (!(a)[1] || ((a)[1] == '.' && !(a)[2])))
+
+/* A chunk of an arena. */
+struct chunk {
+	struct chunk *next;
+	size_t used, cap;
+	max_align_t data[];
+};
+
+/* One list of sibling entries and the memory that holds them. */
+struct batch {
+	FTSENT *head, *tail;
+	size_t n;
+	struct chunk *chunks;
+	size_t next_cap;
+};
+
+struct level {
+	FTSENT *dir;
+	struct order_src src; /* src.fd: the directory's fd, or -1 */
+	off_t pos;            /* read position saved when the fd was closed */
+	bool reading;         /* opened for reading at least once */
+	bool nameonly;        /* batch made by fts_children(FTS_NAMEONLY) */
+	size_t nread;         /* entries read so far */
+	struct batch batch;   /* entries being visited */
+	void *pstate;         /* ordering policy's state */
+};
+
+struct stream {
+	FTS pub;
+	FTSENT *rootparent;     /* level -1 sentinel */
+	FTSENT *init;           /* "before the first root" sentinel */
+	struct batch roots;
+	struct batch sentinels;
+	struct level *lv;
+	size_t lvcap;
+	size_t nlv;             /* levels in use: lv[0 .. nlv-1] */
+	size_t lo;              /* every level below lo has its fd closed */
+	unsigned nopen;         /* level fds open */
+	struct dirread rd;
+	struct devino_set active;
+	const struct order_ops *order;
+	FTSENT **sortv;
+	size_t sortcap;
+};
+
+#define ST(sp) ((struct stream *)(void *)(sp))
+#define ISSET(st, opt) (((st)->pub.fts_options & (opt)) != 0)
+
+/* ---------------------------------------------------------------- arenas */
+
+static void *batch_alloc(struct batch *b, size_t size)
+{
+	size = (size + _Alignof(max_align_t) - 1) & ~(_Alignof(max_align_t) - 1);
+	struct chunk *c = b->chunks;
+	if (!c || c->cap - c->used < size) {
+		/* The first chunk fits exactly one entry (a deep chain has one
+		 * per level); later ones grow to 64 KiB. */
+		size_t cap = b->next_cap > size ? b->next_cap : size;
+		c = malloc(sizeof *c + cap);
+		if (!c)
+			return NULL;
+		c->cap = cap;
+		c->used = 0;
+		c->next = b->chunks;
+		b->chunks = c;
+		b->next_cap = b->next_cap ? b->next_cap * 2 : 4096;
+		if (b->next_cap > 65536)
+			b->next_cap = 65536;
+	}
+	void *p = (char *)c->data + c->used;
+	c->used += size;
+	return p;
+}
+
+static void batch_free(struct batch *b)
+{
+	struct chunk *c = b->chunks;
+	while (c) {
+		struct chunk *n = c->next;
+		free(c);
+		c = n;
+	}
+	memset(b, 0, sizeof *b);
+}
+
+static void batch_append(struct batch *b, FTSENT *p)
+{
+	p->fts_link = NULL;
+	if (b->tail)
+		b->tail->fts_link = p;
+	else
+		b->head = p;
+	b->tail = p;
+	b->n++;
+}
+
+static FTSENT *ent_alloc(struct stream *st, struct batch *b, const char *name,
+                         size_t namelen)
+{
+	FTSENT *p = batch_alloc(b, offsetof(FTSENT, fts_name) + namelen + 1);
+	if (!p)
+		return NULL;
+	memset(p, 0, offsetof(FTSENT, fts_name));
+	memcpy(p->fts_name, name, namelen);
+	p->fts_name[namelen] = '\0';
+	p->fts_namelen = namelen;
+	p->fts_fts = &st->pub;
+	p->fts_path = st->pub.fts_path;
+	p->fts_accpath = p->fts_name;
+	p->fts_symfd = -1;
+	p->fts_instr = FTS_NOINSTR;
+	return p;
+}
+
+/* ------------------------------------------------------------ path buffer */
+
+static void adjust_list(FTSENT *p, char *old, char *new)
+{
+	for (; p; p = p->fts_link) {
+		if (p->fts_path == old)
+			p->fts_path = new;
+		if (p->fts_accpath == old)
+			p->fts_accpath = new;
+	}
+}
+
+/* Make the path buffer hold at least @need bytes; every entry's fts_path
+ * follows it if it moves. */
+static int path_reserve(struct stream *st, size_t need)
+{
+	FTS *sp = &st->pub;
+	if (need <= sp->fts_pathlen)
+		return 0;
+	size_t cap = sp->fts_pathlen ? sp->fts_pathlen : 256;
+	while (cap < need) {
+		if (cap > SIZE_MAX / 2) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		cap *= 2;
+	}
+	char *old = sp->fts_path;
+	char *new = realloc(old, cap);
+	if (!new)
+		return -1;
+	sp->fts_path = new;
+	sp->fts_pathlen = cap;
+	if (old && new != old) {
+		adjust_list(st->sentinels.head, old, new);
+		adjust_list(st->roots.head, old, new);
+		for (size_t i = 0; i < st->nlv; i++)
+			adjust_list(st->lv[i].batch.head, old, new);
+	}
+	return 0;
+}
+
+/* fts_pathlen of @p without a trailing slash, as the base of its entries'
+ * paths ("/" + "etc" is "/etc", not "//etc"). */
+static size_t path_base(const FTSENT *p)
+{
+	return p->fts_pathlen && p->fts_path[p->fts_pathlen - 1] == '/'
+	               ? p->fts_pathlen - 1
+	               : p->fts_pathlen;
+}
+
+/* ------------------------------------------------------------------ stat */
+
+static int parent_fd(struct stream *st, const FTSENT *p)
+{
+	return p->fts_level <= FTS_ROOTLEVEL ? AT_FDCWD
+	                                     : st->lv[p->fts_level - 1].src.fd;
+}
+
+static const char *rel_name(const FTSENT *p)
+{
+	return p->fts_level == FTS_ROOTLEVEL ? p->fts_accpath : p->fts_name;
+}
+
+static unsigned short classify(const FTSENT *p)
+{
+	mode_t m = p->fts_statp->st_mode;
+	if (S_ISDIR(m)) {
+		if (ISDOT(p->fts_name))
+			return p->fts_level == FTS_ROOTLEVEL ? FTS_D : FTS_DOT;
+		return FTS_D;
+	}
+	if (S_ISLNK(m))
+		return FTS_SL;
+	if (S_ISREG(m))
+		return FTS_F;
+	return FTS_DEFAULT;
+}
+
+static unsigned short stat_ent(struct stream *st, FTSENT *p, int dirfd,
+                               bool follow)
+{
+	struct stat *sb = p->fts_statp;
+	const char *name = rel_name(p);
+
+	if (ISSET(st, FTS_LOGICAL) ||
+	    (ISSET(st, FTS_COMFOLLOW) && p->fts_level == FTS_ROOTLEVEL))
+		follow = true;
+	p->fts_priv_flags &= ~PF_STAT_REQUIRED;
+	if (fstatat(dirfd, name, sb, follow ? 0 : AT_SYMLINK_NOFOLLOW) < 0) {
+		if (follow && errno == ENOENT &&
+		    fstatat(dirfd, name, sb, AT_SYMLINK_NOFOLLOW) == 0) {
+			errno = 0;
+			return FTS_SLNONE;
+		}
+		p->fts_errno = errno;
+		memset(sb, 0, sizeof *sb);
+		return FTS_NS;
+	}
+	return classify(p);
+}
+
+static mode_t dtype_mode(unsigned char t)
+{
+	switch (t) {
+	case DT_BLK: return S_IFBLK;
+	case DT_CHR: return S_IFCHR;
+	case DT_DIR: return S_IFDIR;
+	case DT_FIFO: return S_IFIFO;
+	case DT_LNK: return S_IFLNK;
+	case DT_REG: return S_IFREG;
+	case DT_SOCK: return S_IFSOCK;
+	default: return 0;
+	}
+}
+
+/* ------------------------------------------------------------ fd window */
+
+static void level_close_fd(struct stream *st, struct level *L)
+{
+	if (L->src.fd < 0)
+		return;
+	close(L->src.fd);
+	L->src.fd = -1;
+	st->nopen--;
+}
+
+/* Close the shallowest fds until at most FD_WINDOW are open. */
+static void evict(struct stream *st)
+{
+	while (st->nopen > FD_WINDOW && st->lo < st->nlv) {
+		struct level *L = &st->lv[st->lo];
+		if (L->src.fd >= 0) {
+			if (L->reading && !L->src.eof)
+				L->pos = lseek(L->src.fd, 0, SEEK_CUR);
+			level_close_fd(st, L);
+		}
+		st->lo++;
+	}
+}
+
+static void level_set_fd(struct stream *st, struct level *L, int fd)
+{
+	L->src.fd = fd;
+	st->nopen++;
+	evict(st);
+}
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* Open @path relative to @dirfd as a directory and check that it is @want.
+ * Returns the fd, or -1 with errno set (ENOENT if it is another file). */
+static int open_checked(int dirfd, const char *path, int flags,
+                        const struct stat *want)
+{
+	int fd = openat(dirfd, path,
+	                O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY | flags);
+	if (fd < 0)
+		return -1;
+	struct stat sb;
+	if (fstat(fd, &sb) < 0 || !same_file(&sb, want)) {
+		int e = errno;
+		close(fd);
+		errno = same_file(&sb, want) ? e : ENOENT;
+		return -1;
+	}
+	return fd;
+}
+
+/* Reopen level @d, whose fd was closed, when the walk climbs back to it. */
+static int reopen_level(struct stream *st, size_t d)
+{
+	struct level *L = &st->lv[d];
+	const struct stat *want = L->dir->fts_statp;
+	int fd = -1;
+
+	if (d + 1 < st->nlv && st->lv[d + 1].src.fd >= 0)
+		fd = open_checked(st->lv[d + 1].src.fd, "..", 0, want);
+	if (fd < 0) {
+		/* ".." does not lead back (a directory reached through a
+		 * symlink, or one moved away): try the full path, still checked
+		 * against the recorded device and inode. */
+		char *path = st->pub.fts_path;
+		size_t len = L->dir->fts_pathlen;
+		char saved = path[len];
+		path[len] = '\0';
+		fd = open_checked(AT_FDCWD, path, 0, want);
+		path[len] = saved;
+		if (fd < 0)
+			return -1;
+	}
+	if (L->reading && !L->src.eof &&
+	    (L->pos < 0 || lseek(fd, L->pos, SEEK_SET) < 0)) {
+		/* Cannot resume reading: report it on the directory. */
+		L->dir->fts_errno = L->pos < 0 ? EIO : errno;
+		L->src.eof = true;
+	}
+	L->src.fd = fd;
+	st->nopen++;
+	if (st->lo > d)
+		st->lo = d;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- levels */
+
+static int push_level(struct stream *st, FTSENT *p, int fd)
+{
+	size_t d = (size_t)p->fts_level;
+	if (d >= st->lvcap) {
+		size_t cap = st->lvcap ? st->lvcap * 2 : 64;
+		struct level *n = realloc(st->lv, cap * sizeof *n);
+		if (!n)
+			return -1;
+		st->lv = n;
+		st->lvcap = cap;
+	}
+	struct level *L = &st->lv[d];
+	memset(L, 0, sizeof *L);
+	L->dir = p;
+	L->src.rd = &st->rd;
+	L->src.fd = -1;
+	st->nlv = d + 1;
+	if (fd >= 0)
+		level_set_fd(st, L, fd);
+	return 0;
+}
+
+static void level_release(struct stream *st, struct level *L)
+{
+	level_close_fd(st, L);
+	st->order->release(L->pstate);
+	L->pstate = NULL;
+	batch_free(&L->batch);
+	if (L->dir->fts_priv_flags & PF_ACTIVE) {
+		devino_remove(&st->active, L->dir->fts_statp->st_dev,
+		              L->dir->fts_statp->st_ino, L->dir);
+		L->dir->fts_priv_flags &= ~PF_ACTIVE;
+	}
+}
+
+/* Leave the deepest level @d: its parent becomes the current directory
+ * again and must be open.  Returns -1 with errno set if it cannot be. */
+static int pop_level(struct stream *st, size_t d)
+{
+	int rc = 0;
+	if (d > 0 && st->lv[d - 1].src.fd < 0)
+		rc = reopen_level(st, d - 1);
+	level_release(st, &st->lv[d]);
+	st->nlv = d;
+	if (st->lo > d)
+		st->lo = d;
+	return rc;
+}
+
+static struct level *level_of(struct stream *st, const FTSENT *p)
+{
+	size_t d = (size_t)p->fts_level;
+	return d < st->nlv && st->lv[d].dir == p ? &st->lv[d] : NULL;
+}
+
+/* Record directory @p (just found to be FTS_D) as entered: cycle check,
+ * then a level.  @fd is its fd if already open, else -1. */
+static int enter_dir(struct stream *st, FTSENT *p, int fd)
+{
+	int failed;
+	FTSENT *seen = devino_insert(&st->active, p->fts_statp->st_dev,
+	                             p->fts_statp->st_ino, p, &failed);
+	if (failed || (!seen && push_level(st, p, fd) < 0)) {
+		if (!seen)
+			devino_remove(&st->active, p->fts_statp->st_dev,
+			              p->fts_statp->st_ino, p);
+		if (fd >= 0)
+			close(fd);
+		errno = ENOMEM;
+		return -1;
+	}
+	if (seen) {
+		p->fts_cycle = seen;
+		p->fts_info = FTS_DC;
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	p->fts_priv_flags |= PF_ACTIVE;
+	return 0;
+}
+
+/* ----------------------------------------------------------------- build */
+
+struct emit_ctx {
+	struct stream *st;
+	struct level *L;
+	size_t base; /* length of the parent's path plus the slash */
+	int fatal;   /* errno of a failure that stops the walk */
+};
+
+static int emit(void *c, const struct dent *d)
+{
+	struct emit_ctx *ctx = c;
+	struct stream *st = ctx->st;
+	struct level *L = ctx->L;
+
+	if (!ISSET(st, FTS_SEEDOT) && ISDOT(d->name))
+		return 0;
+	size_t pathlen = ctx->base + d->namelen;
+	if (pathlen < ctx->base || path_reserve(st, pathlen + 1) < 0) {
+		ctx->fatal = errno ? errno : ENAMETOOLONG;
+		return -ctx->fatal;
+	}
+	FTSENT *p = ent_alloc(st, &L->batch, d->name, d->namelen);
+	if (!p) {
+		ctx->fatal = ENOMEM;
+		return -ENOMEM;
+	}
+	p->fts_level = L->dir->fts_level + 1;
+	p->fts_parent = L->dir;
+	p->fts_pathlen = pathlen;
+	if (!ISSET(st, FTS_CWDFD))
+		p->fts_accpath = p->fts_path;
+	p->fts_statp->st_ino = d->ino;
+	p->fts_statp->st_mode = dtype_mode(d->type);
+	if (st->pub.fts_compar && !ISSET(st, FTS_DEFER_STAT)) {
+		/* A comparator may look at fts_statp: stat now (gnulib too). */
+		p->fts_info = stat_ent(st, p, L->src.fd, false);
+	} else {
+		bool skip = ISSET(st, FTS_NOSTAT) && d->type != DT_UNKNOWN &&
+		            d->type != DT_DIR &&
+		            (ISSET(st, FTS_PHYSICAL) || d->type != DT_LNK);
+		p->fts_info = FTS_NSOK;
+		if (!skip)
+			p->fts_priv_flags |= PF_STAT_REQUIRED;
+	}
+	batch_append(&L->batch, p);
+	L->nread++;
+	return 0;
+}
+
+/* Reorder batch @b with @fn; without memory for the vector, keep the order
+ * read (as gnulib does). */
+static void batch_arrange(struct stream *st, struct batch *b,
+                          void (*fn)(FTS *, FTSENT **, size_t))
+{
+	if (!fn || b->n < 2)
+		return;
+	if (b->n > st->sortcap) {
+		FTSENT **v = realloc(st->sortv, b->n * sizeof *v);
+		if (!v)
+			return;
+		st->sortv = v;
+		st->sortcap = b->n;
+	}
+	size_t i = 0, cnt = b->n;
+	for (FTSENT *p = b->head; p; p = p->fts_link)
+		st->sortv[i++] = p;
+	fn(&st->pub, st->sortv, cnt);
+	b->head = b->tail = NULL;
+	b->n = 0;
+	for (i = 0; i < cnt; i++)
+		batch_append(b, st->sortv[i]);
+}
+
+enum build_result {
+	BUILD_OK,      /* entries in L->batch (possibly none) */
+	BUILD_NOOPEN,  /* could not open: errno set */
+	BUILD_FATAL,   /* the walk must stop: errno set */
+};
+
+static int open_dir(struct stream *st, FTSENT *p)
+{
+	bool follow = ISSET(st, FTS_LOGICAL) ||
+	              (ISSET(st, FTS_COMFOLLOW) && p->fts_level == 0) ||
+	              (p->fts_flags & FTS_SYMFOLLOW);
+	return open_checked(parent_fd(st, p), rel_name(p),
+	                    follow ? 0 : O_NOFOLLOW, p->fts_statp);
+}
+
+/* Read the next batch of level @L's entries, at most about @cap. */
+static enum build_result build(struct stream *st, struct level *L, size_t cap)
+{
+	batch_free(&L->batch);
+	if (L->src.fd < 0) {
+		if (L->reading) {
+			/* Was closed at the end of the directory. */
+			return BUILD_OK;
+		}
+		int fd = open_dir(st, L->dir);
+		if (fd < 0)
+			return BUILD_NOOPEN;
+		level_set_fd(st, L, fd);
+	}
+	L->reading = true;
+
+	struct emit_ctx ctx = { st, L, path_base(L->dir) + 1, 0 };
+	long n = st->order->next(&L->pstate, &L->src, cap, emit, &ctx);
+	if (ctx.fatal) {
+		errno = ctx.fatal;
+		return BUILD_FATAL;
+	}
+	if (n < 0) {
+		/* A read error: what was read is kept, the error is reported
+		 * on the directory (FTS_DNR if nothing could be read). */
+		L->dir->fts_errno = (int)-n;
+		L->src.eof = true;
+	}
+	batch_arrange(st, &L->batch, st->order->arrange);
+	return BUILD_OK;
+}
+
+static int rewind_level(struct stream *st, struct level *L)
+{
+	batch_free(&L->batch);
+	st->order->release(L->pstate);
+	L->pstate = NULL;
+	L->nread = 0;
+	L->src.eof = false;
+	L->dir->fts_errno = 0;
+	if (L->src.fd >= 0 && lseek(L->src.fd, 0, SEEK_SET) < 0)
+		return -1;
+	return 0;
+}
+
+/* ----------------------------------------------------------------- visit */
+
+static FTSENT *ret(struct stream *st, FTSENT *p)
+{
+	FTS *sp = &st->pub;
+	sp->fts_cur = p;
+	sp->fts_cwd_fd = AT_FDCWD;
+	if (ISSET(st, FTS_CWDFD) && p->fts_level > FTS_ROOTLEVEL)
+		sp->fts_cwd_fd = st->lv[p->fts_level - 1].src.fd;
+	return p;
+}
+
+static FTSENT *stop(struct stream *st)
+{
+	st->pub.fts_options |= FTS_STOP;
+	return NULL;
+}
+
+/* Under FTS_NOSTAT in a physical walk, a directory is opened first and
+ * fstat'ed through its fd: two system calls, and the stat describes
+ * exactly the directory that will be read. */
+static bool open_first(struct stream *st, const FTSENT *p)
+{
+	return ISSET(st, FTS_NOSTAT) && ISSET(st, FTS_PHYSICAL) &&
+	       !ISSET(st, FTS_XDEV) && !ISSET(st, FTS_SEEDOT) &&
+	       p->fts_level > FTS_ROOTLEVEL &&
+	       S_ISDIR(p->fts_statp->st_mode);
+}
+
+/* The entry @p becomes the current one: stat it if needed, enter it if it
+ * is a directory. */
+static FTSENT *visit(struct stream *st, FTSENT *p)
+{
+	int fd = -1;
+
+	if (p->fts_info == FTS_NSOK && (p->fts_priv_flags & PF_STAT_REQUIRED)) {
+		int dirfd = parent_fd(st, p);
+		if (open_first(st, p)) {
+			fd = openat(dirfd, p->fts_name,
+			            O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+			                    O_CLOEXEC | O_NOCTTY);
+			if (fd >= 0 && fstat(fd, p->fts_statp) == 0) {
+				p->fts_priv_flags &= ~PF_STAT_REQUIRED;
+				p->fts_info = FTS_D;
+			} else if (fd >= 0) {
+				close(fd);
+				fd = -1;
+			}
+		}
+		if (fd < 0)
+			p->fts_info = stat_ent(st, p, dirfd, false);
+	}
+	if (p->fts_info == FTS_D) {
+		if (p->fts_level == FTS_ROOTLEVEL)
+			st->pub.fts_dev = p->fts_statp->st_dev;
+		if (enter_dir(st, p, fd) < 0)
+			return stop(st);
+	}
+	return ret(st, p);
+}
+
+/* Make root @p current: its path is the argument, its name the last
+ * component (as gnulib's fts_load). */
+static void load_root(struct stream *st, FTSENT *p)
+{
+	char *path = st->pub.fts_path;
+	size_t len = p->fts_namelen;
+	memcpy(path, p->fts_name, len + 1);
+	p->fts_pathlen = len;
+	char *cp = strrchr(p->fts_name, '/');
+	if (cp && (cp != p->fts_name || cp[1])) {
+		len = strlen(++cp);
+		memmove(p->fts_name, cp, len + 1);
+		p->fts_namelen = len;
+	}
+	p->fts_accpath = p->fts_path = path;
+}
+
+static void follow_link(struct stream *st, FTSENT *p)
+{
+	p->fts_info = stat_ent(st, p, parent_fd(st, p), true);
+	if (p->fts_info == FTS_D)
+		p->fts_flags |= FTS_SYMFOLLOW;
+}
+
+FASTRM_EXPORT FTSENT *fastrm_fts_read(FTS *sp)
+{
+	struct stream *st = ST(sp);
+	FTSENT *p, *parent;
+
+	if (!sp || !sp->fts_cur || ISSET(st, FTS_STOP))
+		return NULL;
+	p = sp->fts_cur;
+	unsigned short instr = p->fts_instr;
+	p->fts_instr = FTS_NOINSTR;
+
+	if (instr == FTS_AGAIN && p->fts_info != FTS_INIT) {
+		bool entered = level_of(st, p) != NULL;
+		p->fts_info = stat_ent(st, p, parent_fd(st, p), false);
+		if (p->fts_info == FTS_D && !entered &&
+		    enter_dir(st, p, -1) < 0)
+			return stop(st);
+		return ret(st, p);
+	}
+
+	if (instr == FTS_FOLLOW &&
+	    (p->fts_info == FTS_SL || p->fts_info == FTS_SLNONE)) {
+		follow_link(st, p);
+		if (p->fts_info == FTS_D && enter_dir(st, p, -1) < 0)
+			return stop(st);
+		return ret(st, p);
+	}
+
+	if (p->fts_info == FTS_D) {
+		struct level *L = level_of(st, p);
+		if (instr == FTS_SKIP ||
+		    (ISSET(st, FTS_XDEV) && p->fts_statp->st_dev != sp->fts_dev)) {
+			sp->fts_child = NULL;
+			p->fts_info = FTS_DP;
+			if (pop_level(st, (size_t)p->fts_level) < 0) {
+				p->fts_errno = errno;
+				return stop(st);
+			}
+			return ret(st, p);
+		}
+		if (sp->fts_child && L->nameonly) {
+			sp->fts_child = NULL;
+			if (rewind_level(st, L) < 0) {
+				p->fts_errno = errno;
+				L->src.eof = true;
+			}
+		}
+		if (!sp->fts_child) {
+			enum build_result r = build(st, L, BATCH_ENTRIES);
+			if (r == BUILD_FATAL) {
+				p->fts_info = FTS_ERR;
+				return stop(st);
+			}
+			if (r == BUILD_NOOPEN || L->batch.n == 0) {
+				if (r == BUILD_NOOPEN) {
+					p->fts_errno = errno;
+					p->fts_info = FTS_DNR;
+				} else if (p->fts_errno) {
+					p->fts_info = L->nread ? FTS_ERR : FTS_DNR;
+				} else {
+					p->fts_info = FTS_DP;
+				}
+				if (pop_level(st, (size_t)p->fts_level) < 0) {
+					p->fts_errno = errno;
+					return stop(st);
+				}
+				return ret(st, p);
+			}
+		}
+		sp->fts_child = NULL;
+		parent = p;
+		p = L->batch.head;
+		goto name;
+	}
+
+	/* Move to the next entry at this level. */
+	parent = p->fts_info == FTS_INIT ? st->rootparent : p->fts_parent;
+	for (;;) {
+		FTSENT *next;
+		if (p->fts_info == FTS_INIT) {
+			next = p->fts_link;
+		} else if (p->fts_level == FTS_ROOTLEVEL) {
+			next = p->fts_link;
+		} else {
+			struct level *P = &st->lv[p->fts_level - 1];
+			next = p->fts_link;
+			if (!next && !P->src.eof) {
+				enum build_result r = build(st, P, BATCH_ENTRIES);
+				if (r == BUILD_FATAL) {
+					P->dir->fts_errno = errno;
+					return stop(st);
+				}
+				next = P->batch.head;
+			}
+		}
+		p = next;
+		if (!p)
+			goto up;
+		if (p->fts_level == FTS_ROOTLEVEL) {
+			load_root(st, p);
+			return visit(st, p);
+		}
+		if (p->fts_instr == FTS_SKIP)
+			continue;
+		break;
+	}
+	if (p->fts_instr == FTS_FOLLOW) {
+		p->fts_instr = FTS_NOINSTR;
+		follow_link(st, p);
+	}
+
+name: {
+	char *t = sp->fts_path + path_base(parent);
+	*t++ = '/';
+	memcpy(t, p->fts_name, p->fts_namelen + 1);
+	return visit(st, p);
+}
+
+up:
+	p = parent;
+	if (p->fts_level == FTS_ROOTPARENTLEVEL) {
+		sp->fts_cur = NULL;
+		errno = 0;
+		return NULL;
+	}
+	sp->fts_path[p->fts_pathlen] = '\0';
+	if (pop_level(st, (size_t)p->fts_level) < 0) {
+		p->fts_errno = errno;
+		p->fts_info = FTS_ERR;
+		sp->fts_cur = p;
+		return stop(st);
+	}
+	if (p->fts_info != FTS_DC)
+		p->fts_info = p->fts_errno ? FTS_ERR : FTS_DP;
+	return ret(st, p);
+}
+
+FASTRM_EXPORT int fastrm_fts_set(FTS *sp, FTSENT *p, int instr)
+{
+	(void)sp;
+	if (instr != 0 && instr != FTS_AGAIN && instr != FTS_FOLLOW &&
+	    instr != FTS_NOINSTR && instr != FTS_SKIP) {
+		errno = EINVAL;
+		return 1;
+	}
+	p->fts_instr = (unsigned short)instr;
+	return 0;
+}
+
+FASTRM_EXPORT FTSENT *fastrm_fts_children(FTS *sp, int instr)
+{
+	struct stream *st = ST(sp);
+
+	if (instr != 0 && instr != FTS_NAMEONLY) {
+		errno = EINVAL;
+		return NULL;
+	}
+	FTSENT *p = sp->fts_cur;
+	errno = 0;
+	if (!p || ISSET(st, FTS_STOP))
+		return NULL;
+	if (p->fts_info == FTS_INIT)
+		return p->fts_link;
+	if (p->fts_info != FTS_D)
+		return NULL;
+
+	struct level *L = level_of(st, p);
+	sp->fts_child = NULL;
+	if (L->reading && rewind_level(st, L) < 0)
+		return NULL;
+	enum build_result r = build(st, L, st->pub.fts_compar ? SIZE_MAX
+	                                                      : CHILDREN_ENTRIES);
+	if (r == BUILD_FATAL) {
+		int e = errno;
+		stop(st);
+		errno = e;
+		return NULL;
+	}
+	if (r == BUILD_NOOPEN)
+		return NULL;
+	L->nameonly = instr == FTS_NAMEONLY;
+	sp->fts_child = L->batch.head;
+	errno = 0;
+	return sp->fts_child;
+}
+
+/* ------------------------------------------------------------ open/close */
+
+static int check_options(int options)
+{
+	if (options & ~FTS_OPTIONMASK)
+		return -1;
+	if ((options & FTS_NOCHDIR) && (options & FTS_CWDFD))
+		return -1;
+	/* Exactly one of FTS_LOGICAL and FTS_PHYSICAL.  (gnulib accepts
+	 * both; glibc and BSD document that one must be given.) */
+	if (!(options & FTS_LOGICAL) == !(options & FTS_PHYSICAL))
+		return -1;
+	return 0;
+}
+
+FASTRM_EXPORT FTS *fastrm_fts_open(char *const *argv, int options,
+                                   int (*compar)(const FTSENT **,
+                                                 const FTSENT **))
+{
+	if (check_options(options) < 0 || !argv) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct stream *st = calloc(1, sizeof *st);
+	if (!st)
+		return NULL;
+	FTS *sp = &st->pub;
+	sp->fts_options = options;
+	sp->fts_compar = compar;
+	sp->fts_rfd = -1;
+	sp->fts_cwd_fd = AT_FDCWD;
+	/* A logical walk names every file by its full path (gnulib too). */
+	if (options & FTS_LOGICAL) {
+		sp->fts_options |= FTS_NOCHDIR;
+		sp->fts_options &= ~FTS_CWDFD;
+	}
+	st->order = compar ? &order_compare : &order_directory;
+	devino_init(&st->active);
+	if (dirread_init(&st->rd) < 0)
+		goto fail;
+
+	size_t maxlen = 0;
+	for (char *const *a = argv; *a; a++) {
+		size_t l = strlen(*a);
+		if (l > maxlen)
+			maxlen = l;
+	}
+	if (path_reserve(st, maxlen + 1 > 1024 ? maxlen + 1 : 1024) < 0)
+		goto fail;
+
+	st->rootparent = ent_alloc(st, &st->sentinels, "", 0);
+	st->init = ent_alloc(st, &st->sentinels, "", 0);
+	if (!st->rootparent || !st->init)
+		goto fail;
+	st->rootparent->fts_level = FTS_ROOTPARENTLEVEL;
+	st->init->fts_info = FTS_INIT;
+	st->init->fts_level = FTS_ROOTLEVEL;
+
+	bool defer = !compar || (options & FTS_DEFER_STAT);
+	for (char *const *a = argv; *a; a++) {
+		size_t len = strlen(*a);
+		if (!(options & FTS_VERBATIM)) {
+			/* Trim two or more trailing slashes to one, but keep
+			 * "//" as it is (as gnulib). */
+			const char *v = *a;
+			if (len > 2 && v[len - 1] == '/')
+				while (len > 1 && v[len - 2] == '/')
+					--len;
+		}
+		FTSENT *p = ent_alloc(st, &st->roots, *a, len);
+		if (!p)
+			goto fail;
+		p->fts_level = FTS_ROOTLEVEL;
+		p->fts_parent = st->rootparent;
+		p->fts_pathlen = len;
+		batch_append(&st->roots, p);
+		/* The first root is stat'ed now (FTS_XDEV needs its device);
+		 * the others on their visit, unless a comparator needs them. */
+		if (defer && p != st->roots.head) {
+			p->fts_info = FTS_NSOK;
+			p->fts_priv_flags |= PF_STAT_REQUIRED;
+		} else {
+			p->fts_info = stat_ent(st, p, AT_FDCWD, false);
+		}
+	}
+	if (compar)
+		batch_arrange(st, &st->roots, order_compare.arrange);
+	st->init->fts_link = st->roots.head;
+	sp->fts_cur = st->init;
+	return sp;
+
+fail:;
+	int e = errno;
+	fastrm_fts_close(sp);
+	errno = e;
+	return NULL;
+}
+
+FASTRM_EXPORT int fastrm_fts_close(FTS *sp)
+{
+	if (!sp)
+		return 0;
+	struct stream *st = ST(sp);
+	while (st->nlv > 0)
+		level_release(st, &st->lv[--st->nlv]);
+	free(st->lv);
+	batch_free(&st->roots);
+	batch_free(&st->sentinels);
+	free(sp->fts_path);
+	free(st->sortv);
+	dirread_fini(&st->rd);
+	devino_fini(&st->active);
+	free(st);
+	return 0;
+}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Test fixtures: every test works inside a directory it made itself. */
+#ifndef FASTRM_TEST_FIXTURE_H
+#define FASTRM_TEST_FIXTURE_H
+
+#include <stddef.h>
+
+/* Exit status that meson counts as a skipped test. */
+#define FX_SKIP 77
+
+/* Create a fresh directory "$TMPDIR/fastrm-test.XXXXXX" (without TMPDIR:
+ * under /dev/shm if it is a writable tmpfs, else under /tmp);
+ * returns its malloc'd absolute path.  Aborts on failure. */
+char *fx_mkdtemp(void);
+
+/* Remove a directory made by fx_mkdtemp() and everything in it.  Refuses
+ * (aborts) for any path that fx_mkdtemp() did not return. */
+void fx_cleanup(char *dir);
+
+/* Run a command (argv, no shell); returns its exit status or -1. */
+int fx_run(char *const argv[]);
+
+/* Number of open file descriptors of this process. */
+int fx_count_fds(void);
+
+/* Write @len bytes of @data to the new file @path (relative to @dirfd). */
+void fx_write_file(int dirfd, const char *path, const char *data);
+
+#endif
