@@ -1,0 +1,18 @@
+#!/bin/bash
+# Install what libfastrm needs on Debian 12 (as root), then configure and
+# build it in ./build.
+set -euo pipefail
+cd "$(dirname "$0")"
+pkgs=(build-essential meson ninja-build pkg-config libcmocka-dev gnulib
+      autoconf automake help2man python3 util-linux e2fsprogs valgrind)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+[ -d build ] || meson setup build
+meson compile -C build

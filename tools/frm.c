@@ -1,0 +1,805 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * frm -- remove files and directories, a drop-in replacement for GNU rm
+ * built on libfastrm.
+ *
+ * The driver follows GNU coreutils 9.1 rm point for point: the options,
+ * the refusals (/, . and .., directories without -r/-d), the prompts, the
+ * messages (prefixed with argv[0] as invoked) and the exit status.  It
+ * walks with the flags GNU rm uses (FTS_CWDFD|FTS_NOSTAT|FTS_PHYSICAL,
+ * plus FTS_XDEV for --one-file-system) and removes each entry with
+ * unlinkat() relative to fts_cwd_fd.
+ */
+#define _GNU_SOURCE
+#include <fastrm/fts.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "quote.h"
+
+#ifndef FRM_VERSION
+#define FRM_VERSION "0.0"
+#endif
+
+static const char *program_name = "frm";
+
+enum interactive { RMI_ALWAYS, RMI_SOMETIMES, RMI_NEVER };
+
+struct rm_options {
+	bool ignore_missing;
+	enum interactive interactive;
+	bool one_file_system;
+	bool remove_empty_dirs;
+	bool recursive;
+	bool preserve_all_root;
+	bool stdin_tty;
+	bool verbose;
+	const struct stat *root; /* "/" when --preserve-root applies */
+	bool stats;
+	bool progress;
+};
+
+enum rm_status { RM_OK, RM_USER_ACCEPTED, RM_USER_DECLINED, RM_ERROR };
+
+/* What --stats and --progress report. */
+static struct {
+	uintmax_t files, dirs, failures;
+	struct timespec start, last_shown;
+	bool shown;
+} counters;
+
+/* ------------------------------------------------------------ messages */
+
+static void verror(int errnum, const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	fprintf(stderr, "%s: ", program_name);
+	vfprintf(stderr, fmt, ap);
+	if (errnum)
+		fprintf(stderr, ": %s", strerror(errnum));
+	fputc('\n', stderr);
+}
+
+__attribute__((format(printf, 2, 3)))
+static void error_msg(int errnum, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	verror(errnum, fmt, ap);
+	va_end(ap);
+}
+
+static void try_help(void)
+{
+	fprintf(stderr, "Try '%s --help' for more information.\n",
+	        program_name);
+}
+
+/* The help text: the single source of frm --help and, through help2man,
+ * of the man page frm(1). */
+static void usage(void)
+{
+	printf("Usage: %s [OPTION]... [FILE]...\n", program_name);
+	fputs("Remove (unlink) the FILE(s).\n"
+"\n"
+"  -f, --force           ignore nonexistent files and arguments, never prompt\n"
+"  -i                    prompt before every removal\n"
+"  -I                    prompt once before removing more than three files, or\n"
+"                          when removing recursively; less intrusive than -i,\n"
+"                          while still giving protection against most mistakes\n"
+"      --interactive[=WHEN]  prompt according to WHEN: never, once (-I), or\n"
+"                          always (-i); without WHEN, prompt always\n"
+"      --one-file-system  when removing a hierarchy recursively, skip any\n"
+"                          directory that is on a file system different from\n"
+"                          that of the corresponding command line argument\n"
+"      --no-preserve-root  do not treat '/' specially\n"
+"      --preserve-root[=all]  do not remove '/' (default);\n"
+"                              with 'all', reject any command line argument\n"
+"                              on a separate device from its parent\n"
+"  -r, -R, --recursive   remove directories and their contents recursively\n"
+"  -d, --dir             remove empty directories\n"
+"  -v, --verbose         explain what is being done\n"
+"      --stats           at the end, print a summary on stderr: entries\n"
+"                          removed, failures, elapsed time, rate, peak memory\n"
+"      --progress        when stderr is a terminal, show a live progress line\n"
+"      --help     display this help and exit\n"
+"      --version  output version information and exit\n"
+"\n"
+"By default, frm does not remove directories.  Use the --recursive (-r or -R)\n"
+"option to remove each listed directory, too, along with all of its contents.\n"
+"\n", stdout);
+	printf("To remove a file whose name starts with a '-', for example '-foo',\n"
+	       "use one of these commands:\n"
+	       "  %s -- -foo\n"
+	       "\n"
+	       "  %s ./-foo\n"
+	       "\n", program_name, program_name);
+	fputs("Note that if you use frm to remove a file, it might be possible to recover\n"
+"some of its contents, given sufficient expertise and/or time.  For greater\n"
+"assurance that the contents are truly unrecoverable, consider using shred(1).\n"
+"\n"
+"frm behaves as GNU rm 9.1; it walks with libfastrm, which never changes\n"
+"directory and keeps a bounded number of file descriptors open at any depth.\n",
+	      stdout);
+}
+
+static void version(void)
+{
+	printf("frm (libfastrm) %s\n"
+	       "Copyright (C) 2026 the libfastrm authors.\n"
+	       "License LGPLv2.1+: GNU LGPL version 2.1 or later "
+	       "<https://gnu.org/licenses/lgpl.html>.\n"
+	       "This is free software: you are free to change and redistribute it.\n"
+	       "There is NO WARRANTY, to the extent permitted by law.\n",
+	       FRM_VERSION);
+}
+
+/* ------------------------------------------------------------- prompts */
+
+/* Read a line from stdin; yes if it starts with 'y' or 'Y' (the C
+ * locale's rpmatch). */
+static bool yesno(void)
+{
+	char *line = NULL;
+	size_t n = 0;
+	ssize_t len = getline(&line, &n, stdin);
+	bool yes = len > 0 && (line[0] == 'y' || line[0] == 'Y');
+	free(line);
+	return yes;
+}
+
+static const char *file_type(const struct stat *st)
+{
+	if (S_ISREG(st->st_mode))
+		return st->st_size == 0 ? "regular empty file" : "regular file";
+	if (S_ISDIR(st->st_mode))
+		return "directory";
+	if (S_ISLNK(st->st_mode))
+		return "symbolic link";
+	if (S_ISFIFO(st->st_mode))
+		return "fifo";
+	if (S_ISSOCK(st->st_mode))
+		return "socket";
+	if (S_ISCHR(st->st_mode))
+		return "character special file";
+	if (S_ISBLK(st->st_mode))
+		return "block special file";
+	return "weird file";
+}
+
+/* True if @name (relative to @dirfd) is a directory with no entries. */
+static bool is_empty_dir(int dirfd, const char *name)
+{
+	char buf[4096];
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOCTTY |
+	                                     O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	bool empty = true;
+	for (;;) {
+		ssize_t n = getdents64(fd, buf, sizeof buf);
+		if (n <= 0) {
+			empty = empty && n == 0;
+			break;
+		}
+		for (ssize_t off = 0; off < n;) {
+			struct dirent64 *d = (struct dirent64 *)(buf + off);
+			const char *s = d->d_name;
+			if (!(s[0] == '.' && (!s[1] || (s[1] == '.' && !s[2]))))
+				empty = false;
+			off += d->d_reclen;
+		}
+		if (!empty)
+			break;
+	}
+	close(fd);
+	return empty;
+}
+
+/* -1: cannot tell (errno set), 0: writable or a symlink, 1: not. */
+static int write_protected(int dirfd, const char *name, struct stat *st,
+                           bool *have_st)
+{
+	if (geteuid() == 0)
+		return 0;
+	if (fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW) != 0)
+		return -1;
+	*have_st = true;
+	if (S_ISLNK(st->st_mode))
+		return 0;
+	if (faccessat(dirfd, name, W_OK, AT_EACCESS) == 0)
+		return 0;
+	return errno == EACCES ? 1 : -1;
+}
+
+enum prompt_action { PA_DESCEND_INTO_DIR, PA_REMOVE_DIR };
+
+static enum rm_status prompt(FTS *fts, FTSENT *ent, bool is_dir,
+                             const struct rm_options *x,
+                             enum prompt_action mode, int *is_empty_p)
+{
+	int dirfd = fts->fts_cwd_fd;
+	const char *name = ent->fts_accpath;
+	struct stat st;
+	bool have_st = false;
+	enum { T_UNKNOWN, T_DIR, T_LNK } type = is_dir ? T_DIR : T_UNKNOWN;
+	int wp = 0, wp_errno = 0;
+	bool is_empty = false;
+
+	if (is_empty_p) {
+		is_empty = is_empty_dir(dirfd, name);
+		*is_empty_p = is_empty;
+	}
+	/* A child could not be removed: keep the directory. */
+	if (ent->fts_number)
+		return RM_USER_DECLINED;
+	if (x->interactive == RMI_NEVER)
+		return RM_OK;
+	if (!x->ignore_missing &&
+	    (x->interactive == RMI_ALWAYS || x->stdin_tty)) {
+		wp = write_protected(dirfd, name, &st, &have_st);
+		wp_errno = errno;
+	}
+	if (!wp && x->interactive != RMI_ALWAYS)
+		return RM_OK;
+
+	if (wp >= 0 && type == T_UNKNOWN) {
+		if (have_st ||
+		    fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+			have_st = true;
+			if (S_ISLNK(st.st_mode))
+				type = T_LNK;
+			else if (S_ISDIR(st.st_mode))
+				type = T_DIR;
+		} else {
+			wp = -1;
+			wp_errno = errno;
+		}
+	}
+	if (wp >= 0) {
+		if (type == T_LNK && x->interactive != RMI_ALWAYS)
+			return RM_OK;
+		if (type == T_DIR &&
+		    !(x->recursive || (x->remove_empty_dirs && is_empty))) {
+			wp = -1;
+			wp_errno = EISDIR;
+		}
+	}
+	const char *q = quote_always(0, ent->fts_path);
+	if (wp < 0) {
+		error_msg(wp_errno, "cannot remove %s", q);
+		return RM_ERROR;
+	}
+	if (type == T_DIR && mode == PA_DESCEND_INTO_DIR && !is_empty) {
+		fprintf(stderr, wp ? "%s: descend into write-protected directory %s? "
+		                   : "%s: descend into directory %s? ",
+		        program_name, q);
+	} else {
+		if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+			error_msg(errno, "cannot remove %s", q);
+			return RM_ERROR;
+		}
+		fprintf(stderr, wp ? "%s: remove write-protected %s %s? "
+		                   : "%s: remove %s %s? ",
+		        program_name, file_type(&st), q);
+	}
+	return yesno() ? RM_USER_ACCEPTED : RM_USER_DECLINED;
+}
+
+/* ------------------------------------------------------------- removal */
+
+static double elapsed(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) +
+	       (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+/* Redraw the progress line at most five times a second; the clock is
+ * read once per 1024 removals, so the cost is negligible. */
+static void progress(const char *where, bool force)
+{
+	uintmax_t n = counters.files + counters.dirs;
+	if (!force && (n & 1023) != 0)
+		return;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (!force && elapsed(&counters.last_shown, &now) < 0.2)
+		return;
+	counters.last_shown = now;
+	double t = elapsed(&counters.start, &now);
+	fprintf(stderr, "\r%s: removed %ju entries (%.0f/s) %.60s\033[K",
+	        program_name, n, t > 0 ? (double)n / t : 0.0, where);
+	counters.shown = true;
+}
+
+/* A child failed: no ancestor may be removed. */
+static void mark_ancestor_dirs(FTSENT *ent)
+{
+	for (FTSENT *p = ent->fts_parent; p->fts_level >= FTS_ROOTLEVEL;
+	     p = p->fts_parent) {
+		if (p->fts_number)
+			break;
+		p->fts_number = 1;
+	}
+}
+
+static void skip_tree(FTS *fts, FTSENT *ent)
+{
+	fastrm_fts_set(fts, ent, FTS_SKIP);
+	/* Consume the entry's postorder visit. */
+	(void)fastrm_fts_read(fts);
+}
+
+static bool nonexistent_errno(int e)
+{
+	return e == ENOENT || e == ENOTDIR || e == EILSEQ || e == EINVAL;
+}
+
+static enum rm_status excise(FTS *fts, FTSENT *ent,
+                             const struct rm_options *x, bool is_dir)
+{
+	if (unlinkat(fts->fts_cwd_fd, ent->fts_accpath,
+	             is_dir ? AT_REMOVEDIR : 0) == 0) {
+		if (is_dir)
+			counters.dirs++;
+		else
+			counters.files++;
+		if (x->verbose)
+			printf(is_dir ? "removed directory %s\n" : "removed %s\n",
+			       quote_always(0, ent->fts_path));
+		if (x->progress)
+			progress(ent->fts_path, false);
+		return RM_OK;
+	}
+	/* Some kernels report EROFS for missing files on read-only file
+	 * systems: a missing file is still ignorable with -f. */
+	if (errno == EROFS) {
+		struct stat st;
+		if (!(fstatat(fts->fts_cwd_fd, ent->fts_accpath, &st,
+		              AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT))
+			errno = EROFS;
+	}
+	if (x->ignore_missing && nonexistent_errno(errno))
+		return RM_OK;
+	/* rmdir of an unreadable directory says EISDIR/ENOTEMPTY...: the
+	 * error from opening it says more. */
+	if (ent->fts_info == FTS_DNR &&
+	    (errno == ENOTEMPTY || errno == EISDIR || errno == ENOTDIR ||
+	     errno == EEXIST) &&
+	    ent->fts_errno != 0)
+		errno = ent->fts_errno;
+	error_msg(errno, "cannot remove %s", quote_always(0, ent->fts_path));
+	mark_ancestor_dirs(ent);
+	return RM_ERROR;
+}
+
+/* The last component of @path, ignoring trailing slashes. */
+static const char *last_component(const char *path)
+{
+	const char *base = path, *p;
+	bool saw_slash = false;
+	while (*base == '/')
+		base++;
+	for (p = base; *p; p++) {
+		if (*p == '/') {
+			saw_slash = true;
+		} else if (saw_slash) {
+			base = p;
+			saw_slash = false;
+		}
+	}
+	return base;
+}
+
+static size_t base_len(const char *base)
+{
+	size_t len = strlen(base);
+	while (len > 1 && base[len - 1] == '/')
+		len--;
+	return len;
+}
+
+static bool last_is_dot_or_dotdot(const char *path)
+{
+	const char *b = last_component(path);
+	size_t n = base_len(b);
+	return (n == 1 && b[0] == '.') || (n == 2 && b[0] == '.' && b[1] == '.');
+}
+
+static enum rm_status rm_fts(FTS *fts, FTSENT *ent, const struct rm_options *x)
+{
+	switch (ent->fts_info) {
+	case FTS_D:
+		if (!x->recursive &&
+		    !(x->remove_empty_dirs &&
+		      is_empty_dir(fts->fts_cwd_fd, ent->fts_accpath))) {
+			error_msg(x->remove_empty_dirs ? ENOTEMPTY : EISDIR,
+			          "cannot remove %s", quote_always(0, ent->fts_path));
+			mark_ancestor_dirs(ent);
+			skip_tree(fts, ent);
+			return RM_ERROR;
+		}
+		if (ent->fts_level == FTS_ROOTLEVEL) {
+			if (last_is_dot_or_dotdot(ent->fts_accpath)) {
+				error_msg(0, "refusing to remove %s or %s directory: skipping %s",
+				          quote_always(0, "."), quote_always(1, ".."),
+				          quote_always(2, ent->fts_path));
+				skip_tree(fts, ent);
+				return RM_ERROR;
+			}
+			if (x->root && x->root->st_dev == ent->fts_statp->st_dev &&
+			    x->root->st_ino == ent->fts_statp->st_ino) {
+				if (strcmp(ent->fts_path, "/") == 0)
+					error_msg(0, "it is dangerous to operate recursively on %s",
+					          quote_always(0, "/"));
+				else
+					error_msg(0, "it is dangerous to operate recursively on %s (same as %s)",
+					          quote_always(0, ent->fts_path),
+					          quote_always(1, "/"));
+				error_msg(0, "use --no-preserve-root to override this failsafe");
+				skip_tree(fts, ent);
+				return RM_ERROR;
+			}
+			if (x->preserve_all_root) {
+				size_t len = strlen(ent->fts_accpath);
+				char *parent = malloc(len + 4);
+				struct stat sb;
+				bool failed = false;
+				if (parent) {
+					memcpy(parent, ent->fts_accpath, len);
+					strcpy(parent + len,
+					       len && parent[len - 1] == '/' ? ".." : "/..");
+				}
+				if (!parent || lstat(parent, &sb) != 0) {
+					error_msg(0, "failed to stat %s: skipping %s",
+					          quote_always(0, parent ? parent : ""),
+					          quote_always(1, ent->fts_accpath));
+					failed = true;
+				}
+				free(parent);
+				if (failed || fts->fts_dev != sb.st_dev) {
+					if (!failed) {
+						error_msg(0, "skipping %s, since it's on a different device",
+						          quote_always(0, ent->fts_path));
+						error_msg(0, "and --preserve-root=all is in effect");
+					}
+					skip_tree(fts, ent);
+					return RM_ERROR;
+				}
+			}
+		}
+		{
+			int is_empty = 0;
+			enum rm_status s = prompt(fts, ent, true, x,
+			                          PA_DESCEND_INTO_DIR, &is_empty);
+			if (s == RM_USER_ACCEPTED && is_empty) {
+				/* Known empty: do not prompt a second time. */
+				s = excise(fts, ent, x, true);
+				if (s == RM_OK)
+					skip_tree(fts, ent);
+			}
+			if (s != RM_OK && s != RM_USER_ACCEPTED) {
+				mark_ancestor_dirs(ent);
+				skip_tree(fts, ent);
+			}
+			return s;
+		}
+
+	case FTS_F:
+	case FTS_NS:
+	case FTS_SL:
+	case FTS_SLNONE:
+	case FTS_DP:
+	case FTS_DNR:
+	case FTS_NSOK:
+	case FTS_DEFAULT: {
+		if (ent->fts_info == FTS_DP && x->one_file_system &&
+		    ent->fts_level > FTS_ROOTLEVEL &&
+		    ent->fts_statp->st_dev != fts->fts_dev) {
+			mark_ancestor_dirs(ent);
+			error_msg(0, "skipping %s, since it's on a different device",
+			          quote_always(0, ent->fts_path));
+			return RM_ERROR;
+		}
+		bool is_dir = ent->fts_info == FTS_DP || ent->fts_info == FTS_DNR;
+		enum rm_status s = prompt(fts, ent, is_dir, x, PA_REMOVE_DIR, NULL);
+		if (s != RM_OK && s != RM_USER_ACCEPTED)
+			return s;
+		return excise(fts, ent, x, is_dir);
+	}
+
+	case FTS_DC:
+		fflush(stdout);
+		fprintf(stderr,
+		        "%s: WARNING: Circular directory structure.\n"
+		        "This almost certainly means that you have a corrupted file system.\n"
+		        "NOTIFY YOUR SYSTEM MANAGER.\n"
+		        "The following directory is part of the cycle:\n  %s\n",
+		        program_name, quote_always(0, ent->fts_path));
+		skip_tree(fts, ent);
+		return RM_ERROR;
+
+	case FTS_ERR:
+		error_msg(ent->fts_errno, "traversal failed: %s",
+		          quote_if_needed(0, ent->fts_path));
+		skip_tree(fts, ent);
+		return RM_ERROR;
+
+	default:
+		error_msg(0, "unexpected failure: fts_info=%d: %s",
+		          ent->fts_info, quote_if_needed(0, ent->fts_path));
+		abort();
+	}
+}
+
+static enum rm_status rm(char *const *files, const struct rm_options *x)
+{
+	enum rm_status status = RM_OK;
+	int flags = FTS_CWDFD | FTS_NOSTAT | FTS_PHYSICAL;
+	if (x->one_file_system)
+		flags |= FTS_XDEV;
+	FTS *fts = fastrm_fts_open(files, flags, NULL);
+	if (!fts) {
+		error_msg(errno, "fts_open failed");
+		exit(EXIT_FAILURE);
+	}
+	for (;;) {
+		FTSENT *ent = fastrm_fts_read(fts);
+		if (!ent) {
+			if (errno != 0) {
+				error_msg(errno, "fts_read failed");
+				status = RM_ERROR;
+			}
+			break;
+		}
+		enum rm_status s = rm_fts(fts, ent, x);
+		if (s == RM_ERROR) {
+			counters.failures++;
+			status = RM_ERROR;
+		} else if (s == RM_USER_DECLINED && status == RM_OK) {
+			status = RM_USER_DECLINED;
+		}
+	}
+	if (fastrm_fts_close(fts) != 0) {
+		error_msg(errno, "fts_close failed");
+		status = RM_ERROR;
+	}
+	return status;
+}
+
+static void print_stats(void)
+{
+	struct timespec now;
+	struct rusage ru;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	getrusage(RUSAGE_SELF, &ru);
+	double t = elapsed(&counters.start, &now);
+	uintmax_t n = counters.files + counters.dirs;
+	fprintf(stderr,
+	        "%s: removed %ju entries (%ju files, %ju directories), "
+	        "%ju failures, %.3f s, %.0f entries/s, peak memory %ld KiB\n",
+	        program_name, n, counters.files, counters.dirs,
+	        counters.failures, t, t > 0 ? (double)n / t : 0.0, ru.ru_maxrss);
+}
+
+/* --------------------------------------------------------------- main */
+
+enum {
+	OPT_INTERACTIVE = 256,
+	OPT_ONE_FILE_SYSTEM,
+	OPT_NO_PRESERVE_ROOT,
+	OPT_PRESERVE_ROOT,
+	OPT_PRESUME_INPUT_TTY,
+	OPT_STATS,
+	OPT_PROGRESS,
+	OPT_HELP,
+	OPT_VERSION,
+};
+
+static const struct option long_options[] = {
+	{ "dir", no_argument, NULL, 'd' },
+	{ "force", no_argument, NULL, 'f' },
+	{ "interactive", optional_argument, NULL, OPT_INTERACTIVE },
+	{ "one-file-system", no_argument, NULL, OPT_ONE_FILE_SYSTEM },
+	{ "no-preserve-root", no_argument, NULL, OPT_NO_PRESERVE_ROOT },
+	{ "preserve-root", optional_argument, NULL, OPT_PRESERVE_ROOT },
+	/* Hidden, for test suites: act as if stdin were a terminal. */
+	{ "-presume-input-tty", no_argument, NULL, OPT_PRESUME_INPUT_TTY },
+	{ "recursive", no_argument, NULL, 'r' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "stats", no_argument, NULL, OPT_STATS },
+	{ "progress", no_argument, NULL, OPT_PROGRESS },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* --interactive=WHEN: any unambiguous prefix of a valid word. */
+static int interactive_arg(const char *arg)
+{
+	static const struct { const char *word; int val; } words[] = {
+		{ "never", RMI_NEVER }, { "no", RMI_NEVER }, { "none", RMI_NEVER },
+		{ "once", RMI_SOMETIMES },
+		{ "always", RMI_ALWAYS }, { "yes", RMI_ALWAYS },
+	};
+	size_t len = strlen(arg);
+	int found = -1;
+	bool ambiguous = false;
+	for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+		if (strncmp(arg, words[i].word, len) != 0)
+			continue;
+		if (strlen(words[i].word) == len)
+			return words[i].val;
+		if (found >= 0 && found != words[i].val)
+			ambiguous = true;
+		found = words[i].val;
+	}
+	if (found >= 0 && !ambiguous && len > 0)
+		return found;
+	error_msg(0, "%s argument %s for %s",
+	          ambiguous ? "ambiguous" : "invalid",
+	          quote_always(0, arg), quote_always(1, "--interactive"));
+	fputs("Valid arguments are:\n"
+	      "  - 'never', 'no', 'none'\n"
+	      "  - 'once'\n"
+	      "  - 'always', 'yes'\n", stderr);
+	try_help();
+	exit(EXIT_FAILURE);
+}
+
+/* As GNU rm: when an unknown option names an existing file, say how to
+ * remove it. */
+static void diagnose_leading_hyphen(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		struct stat st;
+		const char *arg = argv[i];
+		if (arg[0] == '-' && arg[1] && lstat(arg, &st) == 0) {
+			fprintf(stderr, "Try '%s ./%s' to remove the file %s.\n",
+			        argv[0], quote_if_needed(1, arg),
+			        quote_always(0, arg));
+			break;
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct rm_options x = { .interactive = RMI_SOMETIMES };
+	bool preserve_root = true, prompt_once = false;
+	static struct stat root_st;
+	int c;
+
+	if (argv[0] && *argv[0])
+		program_name = argv[0];
+	x.stdin_tty = isatty(STDIN_FILENO);
+	while ((c = getopt_long(argc, argv, "dfirvIR", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			x.remove_empty_dirs = true;
+			break;
+		case 'f':
+			x.interactive = RMI_NEVER;
+			x.ignore_missing = true;
+			prompt_once = false;
+			break;
+		case 'i':
+			x.interactive = RMI_ALWAYS;
+			x.ignore_missing = false;
+			prompt_once = false;
+			break;
+		case 'I':
+			x.interactive = RMI_SOMETIMES;
+			x.ignore_missing = false;
+			prompt_once = true;
+			break;
+		case 'r':
+		case 'R':
+			x.recursive = true;
+			break;
+		case OPT_INTERACTIVE: {
+			int i = optarg ? interactive_arg(optarg) : RMI_ALWAYS;
+			x.interactive = (enum interactive)i;
+			prompt_once = i == RMI_SOMETIMES;
+			if (i != RMI_NEVER)
+				x.ignore_missing = false;
+			break;
+		}
+		case OPT_ONE_FILE_SYSTEM:
+			x.one_file_system = true;
+			break;
+		case OPT_NO_PRESERVE_ROOT:
+			if (strcmp(argv[optind - 1], "--no-preserve-root") != 0) {
+				error_msg(0, "you may not abbreviate the --no-preserve-root option");
+				exit(EXIT_FAILURE);
+			}
+			preserve_root = false;
+			break;
+		case OPT_PRESERVE_ROOT:
+			if (optarg) {
+				if (strcmp(optarg, "all") != 0) {
+					error_msg(0, "unrecognized --preserve-root argument: %s",
+					          quote_always(0, optarg));
+					exit(EXIT_FAILURE);
+				}
+				x.preserve_all_root = true;
+			}
+			preserve_root = true;
+			break;
+		case OPT_PRESUME_INPUT_TTY:
+			x.stdin_tty = true;
+			break;
+		case 'v':
+			x.verbose = true;
+			break;
+		case OPT_STATS:
+			x.stats = true;
+			break;
+		case OPT_PROGRESS:
+			x.progress = isatty(STDERR_FILENO);
+			break;
+		case OPT_HELP:
+			usage();
+			return EXIT_SUCCESS;
+		case OPT_VERSION:
+			version();
+			return EXIT_SUCCESS;
+		default:
+			diagnose_leading_hyphen(argc, argv);
+			try_help();
+			return EXIT_FAILURE;
+		}
+	}
+
+	if (argc <= optind) {
+		if (x.ignore_missing)
+			return EXIT_SUCCESS;
+		error_msg(0, "missing operand");
+		try_help();
+		return EXIT_FAILURE;
+	}
+	if (x.recursive && preserve_root) {
+		if (lstat("/", &root_st) != 0) {
+			error_msg(errno, "failed to get attributes of %s",
+			          quote_always(0, "/"));
+			return EXIT_FAILURE;
+		}
+		x.root = &root_st;
+	}
+
+	uintmax_t n_files = (uintmax_t)(argc - optind);
+	char **files = argv + optind;
+	if (prompt_once && (x.recursive || n_files > 3)) {
+		fprintf(stderr,
+		        x.recursive ? "%s: remove %ju argument%s recursively? "
+		                    : "%s: remove %ju argument%s? ",
+		        program_name, n_files, n_files == 1 ? "" : "s");
+		if (!yesno())
+			return EXIT_SUCCESS;
+	}
+
+	clock_gettime(CLOCK_MONOTONIC, &counters.start);
+	enum rm_status status = rm(files, &x);
+	if (counters.shown)
+		fputs("\r\033[K", stderr);
+	if (x.stats)
+		print_stats();
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		error_msg(errno, "write error");
+		return EXIT_FAILURE;
+	}
+	return status == RM_ERROR ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,18 @@
+#!/bin/bash
+# Every test suite: the normal build, then the same suites built with
+# AddressSanitizer and UndefinedBehaviorSanitizer, then the unit suite
+# under valgrind.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ -d build ] || meson setup build
+meson compile -C build
+meson test -C build --print-errorlogs
+
+[ -d build-san ] || meson setup build-san -Db_sanitize=address,undefined \
+	-Db_lundef=false -Dc_args=-fno-sanitize-recover=all
+meson compile -C build-san
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	meson test -C build-san --print-errorlogs
+
+meson test -C build --setup=valgrind --suite unit --suite api --print-errorlogs
