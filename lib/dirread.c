@@ -10,6 +10,7 @@
 int dirread_init(struct dirread *r)
 {
 	r->size = DIRREAD_BUFSIZE;
+	r->pos = r->len = 0;
 	r->buf = malloc(r->size);
 	return r->buf ? 0 : -ENOMEM;
 }
@@ -20,38 +21,78 @@ void dirread_fini(struct dirread *r)
 	r->buf = NULL;
 }
 
-long dirread_fill(struct dirread *r, int fd, size_t want, dent_fn fn,
+long dirread_load(struct dirread *r, int fd, size_t *names)
+{
+	ssize_t n;
+	do
+		n = getdents64(fd, r->buf, r->size);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	r->pos = 0;
+	r->len = (size_t)n;
+	long count = 0;
+	for (size_t off = 0; off < (size_t)n;) {
+		const struct dirent64 *de = (const struct dirent64 *)(r->buf + off);
+		*names += strlen(de->d_name) + 1;
+		off += de->d_reclen;
+		count++;
+	}
+	return count;
+}
+
+long dirread_pass(struct dirread *r, fastrm_emit_fn fn, void *ctx)
+{
+	long passed = 0;
+	while (r->pos < r->len) {
+		const struct dirent64 *de =
+			(const struct dirent64 *)(r->buf + r->pos);
+		struct fastrm_dirent d = {
+			.ino = de->d_ino,
+			.name = de->d_name,
+			.namelen = strlen(de->d_name),
+			.type = de->d_type,
+		};
+		int rc = fn(ctx, &d);
+		if (rc < 0)
+			return rc;
+		r->pos += de->d_reclen;
+		passed++;
+	}
+	return passed;
+}
+
+void dirread_drop(struct dirread *r)
+{
+	r->pos = r->len = 0;
+}
+
+long dirread_fill(struct dirread *r, int fd, size_t want, fastrm_emit_fn fn,
                   void *ctx, bool *eof)
 {
 	size_t passed = 0;
 
 	*eof = false;
+	/* Entries loaded by an earlier dirread_load() go first. */
+	if (r->pos < r->len) {
+		long k = dirread_pass(r, fn, ctx);
+		if (k < 0)
+			return k;
+		passed += (size_t)k;
+	}
 	while (passed < want) {
-		ssize_t n = getdents64(fd, r->buf, r->size);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
+		size_t names = 0;
+		long n = dirread_load(r, fd, &names);
+		if (n < 0)
+			return n;
 		if (n == 0) {
 			*eof = true;
 			break;
 		}
-		for (size_t off = 0; off < (size_t)n;) {
-			const struct dirent64 *de =
-				(const struct dirent64 *)(r->buf + off);
-			struct dent d = {
-				.ino = de->d_ino,
-				.name = de->d_name,
-				.namelen = strlen(de->d_name),
-				.type = de->d_type,
-			};
-			int rc = fn(ctx, &d);
-			if (rc < 0)
-				return rc;
-			off += de->d_reclen;
-			passed++;
-		}
+		long k = dirread_pass(r, fn, ctx);
+		if (k < 0)
+			return k;
+		passed += (size_t)k;
 	}
 	return (long)passed;
 }

@@ -8,21 +8,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* One directory entry as the kernel returned it.  @name is valid only
- * during the callback that receives it. */
-struct dent {
-	uint64_t ino;
-	const char *name;
-	size_t namelen;
-	unsigned char type; /* DT_* */
-};
-
-/* Called for each entry; returns 0 to go on or a negative errno to stop. */
-typedef int (*dent_fn)(void *ctx, const struct dent *d);
+#include <fastrm/fts.h> /* struct fastrm_dirent, fastrm_emit_fn */
 
 struct dirread {
 	char *buf;
 	size_t size;
+	size_t pos, len;  /* entries loaded and not yet passed: [pos, len) */
 };
 
 /* Size of the reused getdents64 buffer.  Large enough that a directory of
@@ -39,7 +30,20 @@ void dirread_fini(struct dirread *r);
  * Returns the number of entries passed (>= 0) and sets *@eof at the end of
  * the directory; returns a negative errno on failure (entries passed
  * before the failure stay passed). */
-long dirread_fill(struct dirread *r, int fd, size_t want, dent_fn fn,
+long dirread_fill(struct dirread *r, int fd, size_t want, fastrm_emit_fn fn,
                   void *ctx, bool *eof);
+
+/* Load one kernel buffer from @fd without passing it: returns the number
+ * of entries loaded (0 at the end of the directory) and adds the bytes of
+ * their names (with NULs) to *@names; a negative errno on failure.  Used to
+ * reserve exactly the memory a buffer needs before taking it. */
+long dirread_load(struct dirread *r, int fd, size_t *names);
+
+/* Pass the loaded entries to @fn; returns the number passed or @fn's
+ * negative errno (the rest stay loaded). */
+long dirread_pass(struct dirread *r, fastrm_emit_fn fn, void *ctx);
+
+/* Forget loaded entries (after a rewind). */
+void dirread_drop(struct dirread *r);
 
 #endif

@@ -42,12 +42,17 @@
 #define FD_WINDOW 4
 
 /* Entries materialised per batch by fts_read(): bounds the memory that a
- * huge directory takes, whatever the policy's own window. */
-#define BATCH_ENTRIES 4096
+ * huge directory takes, whatever the policy's own window (the policies
+ * keep entries far more compactly than FTSENTs). */
+#define BATCH_ENTRIES 1024
 
 /* fts_children() returns at most this many entries of a directory without
  * a comparator, as gnulib (FTS_MAX_READDIR_ENTRIES). */
 #define CHILDREN_ENTRIES 100000
+
+/* The least a directory's policy gets, however deep the path of large
+ * directories: enough for a kernel buffer's worth of entries. */
+#define MIN_BUDGET (256 * 1024)
 
 /* fts_priv_flags */
 #define PF_STAT_REQUIRED 0x1 /* FTS_NSOK entry that must be stat'ed */
@@ -72,9 +77,11 @@ struct batch {
 
 struct level {
 	FTSENT *dir;
-	struct order_src src; /* src.fd: the directory's fd, or -1 */
+	struct fastrm_order_source src; /* src.fd: the directory's fd or -1 */
+	const struct fastrm_order *order; /* chosen at the first read */
 	off_t pos;            /* read position saved when the fd was closed */
 	bool reading;         /* opened for reading at least once */
+	bool done;            /* the policy has passed every entry */
 	bool nameonly;        /* batch made by fts_children(FTS_NAMEONLY) */
 	size_t nread;         /* entries read so far */
 	struct batch batch;   /* entries being visited */
@@ -94,7 +101,9 @@ struct stream {
 	unsigned nopen;         /* level fds open */
 	struct dirread rd;
 	struct devino_set active;
-	const struct order_ops *order;
+	const struct fastrm_order *order; /* for directories opened next */
+	size_t budget;          /* bytes the policies may hold, together */
+	size_t held;            /* bytes they hold now */
 	FTSENT **sortv;
 	size_t sortcap;
 };
@@ -399,11 +408,19 @@ static int push_level(struct stream *st, FTSENT *p, int fd)
 	return 0;
 }
 
+static void policy_release(struct stream *st, struct level *L)
+{
+	if (L->order)
+		L->order->release(L->pstate);
+	L->pstate = NULL;
+	st->held -= L->src.held;
+	L->src.held = 0;
+}
+
 static void level_release(struct stream *st, struct level *L)
 {
 	level_close_fd(st, L);
-	st->order->release(L->pstate);
-	L->pstate = NULL;
+	policy_release(st, L);
 	batch_free(&L->batch);
 	if (L->dir->fts_priv_flags & PF_ACTIVE) {
 		devino_remove(&st->active, L->dir->fts_statp->st_dev,
@@ -468,7 +485,7 @@ struct emit_ctx {
 	int fatal;   /* errno of a failure that stops the walk */
 };
 
-static int emit(void *c, const struct dent *d)
+static int emit(void *c, const struct fastrm_dirent *d)
 {
 	struct emit_ctx *ctx = c;
 	struct stream *st = ctx->st;
@@ -509,12 +526,18 @@ static int emit(void *c, const struct dent *d)
 	return 0;
 }
 
-/* Reorder batch @b with @fn; without memory for the vector, keep the order
- * read (as gnulib does). */
-static void batch_arrange(struct stream *st, struct batch *b,
-                          void (*fn)(FTS *, FTSENT **, size_t))
+static int compar_thunk(const void *a, const void *b)
 {
-	if (!fn || b->n < 2)
+	const FTSENT *const *pa = a, *const *pb = b;
+	return (*pa)->fts_fts->fts_compar((const FTSENT **)pa,
+	                                  (const FTSENT **)pb);
+}
+
+/* Sort batch @b with the stream's comparator; without memory for the
+ * vector, keep the order read (as gnulib does). */
+static void batch_arrange(struct stream *st, struct batch *b)
+{
+	if (b->n < 2)
 		return;
 	if (b->n > st->sortcap) {
 		FTSENT **v = realloc(st->sortv, b->n * sizeof *v);
@@ -526,7 +549,7 @@ static void batch_arrange(struct stream *st, struct batch *b,
 	size_t i = 0, cnt = b->n;
 	for (FTSENT *p = b->head; p; p = p->fts_link)
 		st->sortv[i++] = p;
-	fn(&st->pub, st->sortv, cnt);
+	qsort(st->sortv, cnt, sizeof *st->sortv, compar_thunk);
 	b->head = b->tail = NULL;
 	b->n = 0;
 	for (i = 0; i < cnt; i++)
@@ -565,7 +588,23 @@ static enum build_result build(struct stream *st, struct level *L, size_t cap)
 	L->reading = true;
 
 	struct emit_ctx ctx = { st, L, path_base(L->dir) + 1, 0 };
-	long n = st->order->next(&L->pstate, &L->src, cap, emit, &ctx);
+	bool compar = st->pub.fts_compar != NULL;
+	if (!L->order)
+		L->order = compar ? &order_directory : st->order;
+	L->src.st = L->dir->fts_statp;
+	long n;
+	do {
+		/* One budget for the whole path: what the other directories'
+		 * policies hold is not this one's to take. */
+		size_t others = st->held - L->src.held, before = L->src.held;
+		L->src.budget = st->budget > others + MIN_BUDGET
+		                        ? st->budget - others
+		                        : MIN_BUDGET;
+		n = L->order->next(&L->pstate, &L->src, compar ? SIZE_MAX : cap,
+		                   emit, &ctx);
+		st->held += L->src.held - before;
+		/* a read may bring only "." and ".." */
+	} while (n > 0 && L->batch.n == 0 && !ctx.fatal);
 	if (ctx.fatal) {
 		errno = ctx.fatal;
 		return BUILD_FATAL;
@@ -575,18 +614,24 @@ static enum build_result build(struct stream *st, struct level *L, size_t cap)
 		 * on the directory (FTS_DNR if nothing could be read). */
 		L->dir->fts_errno = (int)-n;
 		L->src.eof = true;
+		L->done = true;
+	} else if (n == 0) {
+		/* Not the kernel's end of directory (src.eof): a sorting
+		 * policy reads to the end and still holds entries. */
+		L->done = true;
 	}
-	batch_arrange(st, &L->batch, st->order->arrange);
+	if (compar)
+		batch_arrange(st, &L->batch);
 	return BUILD_OK;
 }
 
 static int rewind_level(struct stream *st, struct level *L)
 {
 	batch_free(&L->batch);
-	st->order->release(L->pstate);
-	L->pstate = NULL;
+	policy_release(st, L);
 	L->nread = 0;
 	L->src.eof = false;
+	L->done = false;
 	L->dir->fts_errno = 0;
 	if (L->src.fd >= 0 && lseek(L->src.fd, 0, SEEK_SET) < 0)
 		return -1;
@@ -723,6 +768,7 @@ FASTRM_EXPORT FTSENT *fastrm_fts_read(FTS *sp)
 			if (rewind_level(st, L) < 0) {
 				p->fts_errno = errno;
 				L->src.eof = true;
+				L->done = true;
 			}
 		}
 		if (!sp->fts_child) {
@@ -764,7 +810,7 @@ FASTRM_EXPORT FTSENT *fastrm_fts_read(FTS *sp)
 		} else {
 			struct level *P = &st->lv[p->fts_level - 1];
 			next = p->fts_link;
-			if (!next && !P->src.eof) {
+			if (!next && !P->done) {
 				enum build_result r = build(st, P, BATCH_ENTRIES);
 				if (r == BUILD_FATAL) {
 					P->dir->fts_errno = errno;
@@ -900,7 +946,8 @@ FASTRM_EXPORT FTS *fastrm_fts_open(char *const *argv, int options,
 		sp->fts_options |= FTS_NOCHDIR;
 		sp->fts_options &= ~FTS_CWDFD;
 	}
-	st->order = compar ? &order_compare : &order_directory;
+	st->order = &order_gnulib;
+	st->budget = FASTRM_DEFAULT_BUDGET;
 	devino_init(&st->active);
 	if (dirread_init(&st->rd) < 0)
 		goto fail;
@@ -950,7 +997,7 @@ FASTRM_EXPORT FTS *fastrm_fts_open(char *const *argv, int options,
 		}
 	}
 	if (compar)
-		batch_arrange(st, &st->roots, order_compare.arrange);
+		batch_arrange(st, &st->roots);
 	st->init->fts_link = st->roots.head;
 	sp->fts_cur = st->init;
 	return sp;
@@ -977,5 +1024,21 @@ FASTRM_EXPORT int fastrm_fts_close(FTS *sp)
 	dirread_fini(&st->rd);
 	devino_fini(&st->active);
 	free(st);
+	return 0;
+}
+
+FASTRM_EXPORT int fastrm_fts_set_order(FTS *sp, const struct fastrm_order *order)
+{
+	if (!sp || !order || !order->next || !order->release)
+		return -EINVAL;
+	ST(sp)->order = order;
+	return 0;
+}
+
+FASTRM_EXPORT int fastrm_fts_set_memory_budget(FTS *sp, size_t bytes)
+{
+	if (!sp || bytes < 64 * 1024)
+		return -EINVAL;
+	ST(sp)->budget = bytes;
 	return 0;
 }

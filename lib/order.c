@@ -1,55 +1,715 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The built-in ordering policies.
+ *
+ * Why order matters: on ext4 (and any file system whose inodes live in
+ * tables), removing a huge directory's entries in readdir (hash) order
+ * dirties a different inode-table block with almost every unlink, and the
+ * journal rewrites the same blocks again and again; in inode order the
+ * removals walk each block once (see doc/benchmarks.md).
+ *
+ * All sorted policies keep entries in one compact table: 16 bytes per
+ * entry plus its name in an arena; no allocation per entry.  Memory is
+ * reserved before each kernel buffer is read, so an allocation failure
+ * never loses an entry: the policy then falls back to directory order.
+ */
+#define _GNU_SOURCE
 #include "order.h"
 
+#include "fastrm-int.h"
+
+#include <dirent.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/statfs.h>
+#include <unistd.h>
 
-static long directory_next(void **state, struct order_src *src, size_t max,
-                           dent_fn fn, void *ctx)
+/* Entries one kernel buffer can hold at most (the smallest dirent64 is 24
+ * bytes), and the names they can carry. */
+#define BUF_ENTRIES (DIRREAD_BUFSIZE / 24 + 1)
+#define BUF_NAMES DIRREAD_BUFSIZE
+
+/* ------------------------------------------------------------- source */
+
+FASTRM_EXPORT long fastrm_order_read(struct fastrm_order_source *src,
+                                     size_t want, fastrm_emit_fn fn, void *ctx)
 {
-	(void)state;
+	if (src->eof && src->rd->pos == src->rd->len)
+		return 0;
+	return dirread_fill(src->rd, src->fd, want, fn, ctx, &src->eof);
+}
+
+FASTRM_EXPORT int fastrm_order_rewind(struct fastrm_order_source *src)
+{
+	dirread_drop(src->rd);
+	if (lseek(src->fd, 0, SEEK_SET) < 0)
+		return -errno;
+	src->eof = false;
+	return 0;
+}
+
+FASTRM_EXPORT size_t fastrm_order_budget(const struct fastrm_order_source *src)
+{
+	return src->budget;
+}
+
+FASTRM_EXPORT void fastrm_order_account(struct fastrm_order_source *src,
+                                        size_t bytes)
+{
+	src->held = bytes;
+}
+
+FASTRM_EXPORT const struct stat *
+fastrm_order_stat(const struct fastrm_order_source *src)
+{
+	return src->st;
+}
+
+FASTRM_EXPORT int fastrm_order_fd(const struct fastrm_order_source *src)
+{
+	return src->fd;
+}
+
+/* ------------------------------------------------------------- table */
+
+struct rec {
+	uint64_t ino;
+	uint32_t off;  /* of the name in the arena */
+	uint16_t len;
+	uint8_t type;
+	uint8_t pad;
+};
+
+struct table {
+	struct rec *v;
+	size_t n, cap;
+	char *names;
+	size_t nlen, ncap;
+	size_t live;   /* name bytes still referenced (the rest is garbage) */
+	size_t pos;    /* next entry to hand out */
+};
+
+static size_t table_bytes(const struct table *t)
+{
+	return t->cap * sizeof *t->v + t->ncap;
+}
+
+/* Make room for @entries more entries and @bytes more name bytes. */
+static int table_reserve(struct table *t, size_t entries, size_t bytes)
+{
+	if (t->n + entries > t->cap) {
+		/* exact at first (a small directory stays small), then
+		 * doubling */
+		size_t cap = t->cap ? t->cap : entries;
+		while (cap < t->n + entries)
+			cap *= 2;
+		struct rec *v = realloc(t->v, cap * sizeof *v);
+		if (!v)
+			return -ENOMEM;
+		t->v = v;
+		t->cap = cap;
+	}
+	if (t->nlen + bytes > t->ncap) {
+		size_t cap = t->ncap ? t->ncap : bytes;
+		while (cap < t->nlen + bytes)
+			cap *= 2;
+		if (cap > UINT32_MAX)
+			return -ENOMEM;
+		char *p = realloc(t->names, cap);
+		if (!p)
+			return -ENOMEM;
+		t->names = p;
+		t->ncap = cap;
+	}
+	return 0;
+}
+
+/* Append; room must have been reserved. */
+static void table_push(struct table *t, const struct fastrm_dirent *d)
+{
+	struct rec *r = &t->v[t->n++];
+	r->ino = d->ino;
+	r->off = (uint32_t)t->nlen;
+	r->len = (uint16_t)d->namelen;
+	r->type = d->type;
+	memcpy(t->names + t->nlen, d->name, d->namelen + 1);
+	t->nlen += d->namelen + 1;
+	t->live += d->namelen + 1;
+}
+
+static void table_reset(struct table *t)
+{
+	t->n = t->nlen = t->live = t->pos = 0;
+}
+
+static void table_free(struct table *t)
+{
+	free(t->v);
+	free(t->names);
+	memset(t, 0, sizeof *t);
+}
+
+/* Order by inode, then by name (names are unique in a directory, so this
+ * is a total order even with hard links). */
+static int key_cmp(uint64_t ia, const char *na, uint64_t ib, const char *nb)
+{
+	if (ia != ib)
+		return ia < ib ? -1 : 1;
+	return strcmp(na, nb);
+}
+
+static int rec_cmp(const void *a, const void *b, void *names)
+{
+	const struct rec *x = a, *y = b;
+	const char *n = names;
+	return key_cmp(x->ino, n + x->off, y->ino, n + y->off);
+}
+
+static void table_sort(struct table *t)
+{
+	qsort_r(t->v, t->n, sizeof *t->v, rec_cmp, t->names);
+}
+
+/* Hand out up to @max entries from the table.  Returns the number passed
+ * or a negative errno from @fn. */
+static long table_emit(struct table *t, size_t max, fastrm_emit_fn fn,
+                       void *ctx)
+{
+	size_t k = 0;
+	while (t->pos < t->n && k < max) {
+		const struct rec *r = &t->v[t->pos];
+		struct fastrm_dirent d = { r->ino, t->names + r->off, r->len,
+			                   r->type };
+		int rc = fn(ctx, &d);
+		if (rc < 0)
+			return rc;
+		t->pos++;
+		k++;
+	}
+	return (long)k;
+}
+
+static int collect(void *ctx, const struct fastrm_dirent *d)
+{
+	table_push(ctx, d);
+	return 0;
+}
+
+/* Load one more kernel buffer and reserve exactly the room it needs before
+ * taking it: returns the number of entries it held (0 at the end of the
+ * directory), -ENOMEM if no room could be had (the directory's position
+ * is then restored, so the next read gets the same entries), or another
+ * negative errno. */
+static long load_reserved(struct table *t, struct fastrm_order_source *src,
+                          fastrm_emit_fn fn, void *ctx)
+{
+	size_t names = 0;
 	if (src->eof)
 		return 0;
-	return dirread_fill(src->rd, src->fd, max, fn, ctx, &src->eof);
+	off_t before = lseek(src->fd, 0, SEEK_CUR);
+	long n = dirread_load(src->rd, src->fd, &names);
+	if (n <= 0) {
+		if (n == 0)
+			src->eof = true;
+		return n;
+	}
+	if (table_reserve(t, (size_t)n, names) < 0) {
+		/* Put the buffer back: the directory is read again from here,
+		 * and nothing stays loaded in the stream's shared reader. */
+		dirread_drop(src->rd);
+		if (before < 0 || lseek(src->fd, before, SEEK_SET) < 0)
+			return -EIO;
+		return -ENOMEM;
+	}
+	long k = dirread_pass(src->rd, fn, ctx);
+	return k < 0 ? k : n;
 }
 
-static void no_release(void *state)
+static long table_fill_one(struct table *t, struct fastrm_order_source *src)
+{
+	return load_reserved(t, src, collect, t);
+}
+
+/* -------------------------------------------------------- file systems */
+
+#define MAGIC_TMPFS 0x01021994
+#define MAGIC_RAMFS 0x858458f6
+#define MAGIC_NFS 0x6969
+#define MAGIC_CIFS 0xff534d42
+#define MAGIC_SMB2 0xfe534d42
+#define MAGIC_LUSTRE 0x0bd00bd0
+#define MAGIC_PROC 0x9fa0
+#define MAGIC_SYSFS 0x62656572
+#define MAGIC_XFS 0x58465342
+#define MAGIC_BTRFS 0x9123683e
+
+static long fs_type(int fd)
+{
+	struct statfs fs;
+	return fstatfs(fd, &fs) == 0 ? (long)fs.f_type : 0;
+}
+
+/* gnulib's rule: sorting is wasted on these. */
+bool order_fs_unsorted(int fd)
+{
+	switch (fs_type(fd)) {
+	case MAGIC_TMPFS:
+	case MAGIC_RAMFS:
+	case MAGIC_NFS:
+	case MAGIC_CIFS:
+	case MAGIC_SMB2:
+	case MAGIC_LUSTRE:
+	case MAGIC_PROC:
+	case MAGIC_SYSFS:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* ------------------------------------------------------------ directory */
+
+static long directory_next(void **state, struct fastrm_order_source *src,
+                           size_t max, fastrm_emit_fn fn, void *ctx)
+{
+	(void)state;
+	return fastrm_order_read(src, max, fn, ctx);
+}
+
+static void nothing(void *state)
 {
 	(void)state;
 }
 
-const struct order_ops order_directory = {
-	.name = "directory",
-	.next = directory_next,
-	.arrange = NULL,
-	.release = no_release,
+const struct fastrm_order order_directory = {
+	"directory", directory_next, nothing,
 };
 
-/* A comparator needs the whole directory before the first entry can be
- * returned, as in gnulib and BSD. */
-static long compare_next(void **state, struct order_src *src, size_t max,
-                         dent_fn fn, void *ctx)
-{
-	(void)max;
-	return directory_next(state, src, SIZE_MAX, fn, ctx);
-}
+/* ------------------------------------------------------ chunked windows */
 
-static int compar_thunk(const void *a, const void *b)
-{
-	const FTSENT *const *pa = a, *const *pb = b;
-	return (*pa)->fts_fts->fts_compar((const FTSENT **)pa,
-	                                  (const FTSENT **)pb);
-}
-
-static void compare_arrange(FTS *sp, FTSENT **v, size_t n)
-{
-	(void)sp;
-	qsort(v, n, sizeof *v, compar_thunk);
-}
-
-const struct order_ops order_compare = {
-	.name = "compare",
-	.next = compare_next,
-	.arrange = compare_arrange,
-	.release = no_release,
+struct window {
+	struct table t;
+	size_t limit;    /* entries per window */
+	size_t sort_min; /* sort windows of at least this many */
+	bool sort;
+	bool fallback;   /* out of memory: directory order from here on */
 };
+
+static struct window *window_new(void **state, size_t limit, size_t sort_min,
+                                 bool sort)
+{
+	struct window *w = *state;
+	if (!w) {
+		w = calloc(1, sizeof *w);
+		if (!w)
+			return NULL;
+		w->limit = limit ? limit : 1;
+		w->sort_min = sort_min;
+		w->sort = sort;
+		*state = w;
+	}
+	return w;
+}
+
+static long window_next(struct window *w, struct fastrm_order_source *src,
+                        size_t max, fastrm_emit_fn fn, void *ctx)
+{
+	if (w->t.pos == w->t.n) {
+		if (w->fallback || src->eof)
+			return fastrm_order_read(src, max, fn, ctx);
+		table_reset(&w->t);
+		while (w->t.n < w->limit) {
+			long n = table_fill_one(&w->t, src);
+			if (n == -ENOMEM) {
+				w->fallback = true;
+				break;
+			}
+			if (n < 0 && w->t.n == 0)
+				return n;
+			if (n <= 0)
+				break;
+		}
+		if (w->sort && w->t.n >= w->sort_min)
+			table_sort(&w->t);
+		fastrm_order_account(src, table_bytes(&w->t));
+		if (w->t.n == 0)
+			return w->fallback ? fastrm_order_read(src, max, fn, ctx) : 0;
+	}
+	long k = table_emit(&w->t, max, fn, ctx);
+	if (k >= 0 && w->t.pos == w->t.n && src->eof) {
+		/* all handed out: hold nothing while the walk goes deeper */
+		table_free(&w->t);
+		fastrm_order_account(src, 0);
+	}
+	return k;
+}
+
+static void window_release(void *state)
+{
+	struct window *w = state;
+	if (w)
+		table_free(&w->t);
+	free(w);
+}
+
+/* Bytes an entry takes in the table, on average, for sizing windows. */
+#define ENTRY_ESTIMATE 48
+
+static size_t budget_entries(const struct fastrm_order_source *src)
+{
+	size_t n = src->budget / ENTRY_ESTIMATE;
+	return n > BUF_ENTRIES ? n - BUF_ENTRIES : 1024;
+}
+
+static long chunked_next(void **state, struct fastrm_order_source *src,
+                         size_t max, fastrm_emit_fn fn, void *ctx)
+{
+	struct window *w = window_new(state, budget_entries(src), 0, true);
+	if (!w)
+		return fastrm_order_read(src, max, fn, ctx);
+	return window_next(w, src, max, fn, ctx);
+}
+
+const struct fastrm_order order_chunked = {
+	"chunked", chunked_next, window_release,
+};
+
+static long gnulib_next(void **state, struct fastrm_order_source *src,
+                        size_t max, fastrm_emit_fn fn, void *ctx)
+{
+	struct window *w = *state;
+	if (!w)
+		w = window_new(state, ORDER_GNULIB_WINDOW, ORDER_SORT_MIN,
+		               !order_fs_unsorted(src->fd));
+	if (!w)
+		return fastrm_order_read(src, max, fn, ctx);
+	return window_next(w, src, max, fn, ctx);
+}
+
+const struct fastrm_order order_gnulib = {
+	"gnulib", gnulib_next, window_release,
+};
+
+/* ------------------------------------------------- global inode order */
+
+/*
+ * Each pass reads the whole directory and keeps, in a max-heap bounded by
+ * the budget, the smallest keys (inode, name) above the last key handed
+ * out; the heap is then sorted and handed out.  A directory that fits the
+ * budget takes one pass (a full sort); one ten times larger takes ten.
+ * Names of entries pushed out of the heap become garbage in the arena,
+ * which is compacted when it dominates.
+ */
+struct global {
+	struct table t;     /* a max-heap while a pass reads */
+	size_t limit;       /* heap entries */
+	bool unlimited;     /* "inode": ignore the budget */
+	bool handing_out;
+	bool last_pass;     /* the last pass saw every remaining entry */
+	bool have_thr;
+	uint64_t thr_ino;   /* last key handed out */
+	char thr_name[256];
+	bool fallback;
+};
+
+#define HKEY(t, i) (t)->v[i].ino, (t)->names + (t)->v[i].off
+
+static void heap_up(struct table *t, size_t i)
+{
+	while (i > 0) {
+		size_t p = (i - 1) / 2;
+		if (key_cmp(HKEY(t, p), HKEY(t, i)) >= 0)
+			break;
+		struct rec tmp = t->v[p];
+		t->v[p] = t->v[i];
+		t->v[i] = tmp;
+		i = p;
+	}
+}
+
+static void heap_down(struct table *t, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < t->n && key_cmp(HKEY(t, l), HKEY(t, m)) > 0)
+			m = l;
+		if (r < t->n && key_cmp(HKEY(t, r), HKEY(t, m)) > 0)
+			m = r;
+		if (m == i)
+			return;
+		struct rec tmp = t->v[m];
+		t->v[m] = t->v[i];
+		t->v[i] = tmp;
+		i = m;
+	}
+}
+
+static void heap_pop(struct table *t)
+{
+	t->live -= t->v[0].len + 1u;
+	t->v[0] = t->v[--t->n];
+	heap_down(t, 0);
+}
+
+/* Copy live names to the front of the arena. */
+static int compact(struct table *t)
+{
+	char *p = malloc(t->live ? t->live : 1);
+	if (!p)
+		return -ENOMEM;
+	size_t off = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		memcpy(p + off, t->names + t->v[i].off, t->v[i].len + 1u);
+		t->v[i].off = (uint32_t)off;
+		off += t->v[i].len + 1u;
+	}
+	memcpy(t->names, p, off);
+	free(p);
+	t->nlen = off;
+	return 0;
+}
+
+struct pass {
+	struct global *g;
+	bool saw_more; /* an eligible entry was dropped: not the last pass */
+};
+
+static int pass_add(void *ctx, const struct fastrm_dirent *d)
+{
+	struct pass *ps = ctx;
+	struct global *g = ps->g;
+	struct table *t = &g->t;
+
+	if (g->have_thr && key_cmp(d->ino, d->name, g->thr_ino, g->thr_name) <= 0)
+		return 0; /* handed out in an earlier pass */
+	if (t->n >= g->limit) {
+		ps->saw_more = true;
+		if (key_cmp(d->ino, d->name, HKEY(t, 0)) >= 0)
+			return 0;
+		heap_pop(t);
+	}
+	table_push(t, d);
+	heap_up(t, t->n - 1);
+	return 0;
+}
+
+static long global_pass(struct global *g, struct fastrm_order_source *src)
+{
+	struct table *t = &g->t;
+	struct pass ps = { g, false };
+
+	if (g->have_thr || src->eof) {
+		int rc = fastrm_order_rewind(src);
+		if (rc < 0)
+			return rc;
+	}
+	table_reset(t);
+	for (;;) {
+		/* Room for one more kernel buffer, compacting first when most
+		 * of the arena is garbage. */
+		if (t->nlen - t->live > t->live + BUF_NAMES && compact(t) < 0)
+			return -ENOMEM;
+		long n = load_reserved(t, src, pass_add, &ps);
+		if (n < 0)
+			return n;
+		if (n == 0)
+			break;
+	}
+	g->last_pass = !ps.saw_more;
+	table_sort(t);
+	t->pos = 0;
+	return (long)t->n;
+}
+
+static long global_emit(struct global *g, size_t max, fastrm_emit_fn fn,
+                        void *ctx)
+{
+	struct table *t = &g->t;
+	long k = table_emit(t, max, fn, ctx);
+	if (k > 0) {
+		const struct rec *r = &t->v[t->pos - 1];
+		g->have_thr = true;
+		g->thr_ino = r->ino;
+		memcpy(g->thr_name, t->names + r->off, r->len + 1u);
+	}
+	return k;
+}
+
+/* Out of memory: read the directory once more from its start and pass on
+ * every entry above the last key handed out, in directory order. */
+struct filter {
+	struct global *g;
+	fastrm_emit_fn fn;
+	void *ctx;
+};
+
+static int filter_emit(void *ctx, const struct fastrm_dirent *d)
+{
+	struct filter *f = ctx;
+	if (f->g->have_thr &&
+	    key_cmp(d->ino, d->name, f->g->thr_ino, f->g->thr_name) <= 0)
+		return 0;
+	return f->fn(f->ctx, d);
+}
+
+static long fallback_next(struct global *g, struct fastrm_order_source *src,
+                          size_t max, fastrm_emit_fn fn, void *ctx)
+{
+	struct filter f = { g, fn, ctx };
+	return fastrm_order_read(src, max, filter_emit, &f);
+}
+
+static long fallback_start(struct global *g, struct fastrm_order_source *src,
+                           size_t max, fastrm_emit_fn fn, void *ctx)
+{
+	table_free(&g->t);
+	fastrm_order_account(src, 0);
+	int rc = fastrm_order_rewind(src);
+	if (rc < 0)
+		return rc;
+	return fallback_next(g, src, max, fn, ctx);
+}
+
+static long global_common(void **state, struct fastrm_order_source *src,
+                          size_t max, fastrm_emit_fn fn, void *ctx,
+                          bool unlimited)
+{
+	struct global *g = *state;
+	if (!g) {
+		g = calloc(1, sizeof *g);
+		if (!g)
+			return fastrm_order_read(src, max, fn, ctx);
+		g->unlimited = unlimited;
+		g->limit = unlimited ? SIZE_MAX : budget_entries(src);
+		*state = g;
+	}
+	for (;;) {
+		if (g->fallback)
+			return fallback_next(g, src, max, fn, ctx);
+		if (g->handing_out && g->t.pos < g->t.n) {
+			long k = global_emit(g, max, fn, ctx);
+			if (k > 0 && g->last_pass && g->t.pos == g->t.n) {
+				table_free(&g->t);
+				fastrm_order_account(src, 0);
+			}
+			return k;
+		}
+		if (g->handing_out && g->last_pass)
+			return 0;
+		long n = global_pass(g, src);
+		fastrm_order_account(src, table_bytes(&g->t));
+		if (n == -ENOMEM) {
+			/* Hand out what this pass kept, then the rest in
+			 * directory order from where the directory stands:
+			 * rewind so that nothing is skipped, and skip what was
+			 * handed out by key. */
+			g->fallback = true;
+			return fallback_start(g, src, max, fn, ctx);
+		}
+		if (n < 0)
+			return n;
+		g->handing_out = true;
+		if (n == 0)
+			return 0;
+	}
+}
+
+static long global_next(void **state, struct fastrm_order_source *src,
+                        size_t max, fastrm_emit_fn fn, void *ctx)
+{
+	return global_common(state, src, max, fn, ctx, false);
+}
+
+static long inode_next(void **state, struct fastrm_order_source *src,
+                       size_t max, fastrm_emit_fn fn, void *ctx)
+{
+	return global_common(state, src, max, fn, ctx, true);
+}
+
+static void global_release(void *state)
+{
+	struct global *g = state;
+	if (g)
+		table_free(&g->t);
+	free(g);
+}
+
+const struct fastrm_order order_global = {
+	"global", global_next, global_release,
+};
+
+/* "inode" is the reference point: the whole directory in one sorted table,
+ * whatever the budget (memory grows with the directory). */
+const struct fastrm_order order_inode = {
+	"inode", inode_next, global_release,
+};
+
+/* ----------------------------------------------------------------- auto */
+
+/* Bytes a directory's st_size grows by per entry on ext4, about: an
+ * estimate of the entry count before reading it. */
+#define DIRENT_BYTES_ESTIMATE 24
+
+static const struct fastrm_order *auto_choose(struct fastrm_order_source *src)
+{
+	switch (fs_type(src->fd)) {
+	case MAGIC_XFS:
+	case MAGIC_BTRFS:
+		/* measured: order barely matters there (doc/benchmarks.md) */
+		return &order_directory;
+	default:
+		if (order_fs_unsorted(src->fd))
+			return &order_directory;
+	}
+	off_t size = src->st ? src->st->st_size : 0;
+	if (size / DIRENT_BYTES_ESTIMATE < ORDER_SORT_MIN)
+		return &order_directory;
+	/* One pass (a full sort) when the directory fits the budget, passes
+	 * of a budget's worth of inodes when it does not. */
+	return &order_global;
+}
+
+struct autostate {
+	const struct fastrm_order *p;
+	void *inner;
+};
+
+static long auto_next(void **state, struct fastrm_order_source *src,
+                      size_t max, fastrm_emit_fn fn, void *ctx)
+{
+	struct autostate *a = *state;
+	if (!a) {
+		a = calloc(1, sizeof *a);
+		if (!a)
+			return fastrm_order_read(src, max, fn, ctx);
+		a->p = auto_choose(src);
+		*state = a;
+	}
+	return a->p->next(&a->inner, src, max, fn, ctx);
+}
+
+static void auto_release(void *state)
+{
+	struct autostate *a = state;
+	if (a)
+		a->p->release(a->inner);
+	free(a);
+}
+
+const struct fastrm_order order_auto = {
+	"auto", auto_next, auto_release,
+};
+
+FASTRM_EXPORT const struct fastrm_order *fastrm_order_by_name(const char *name)
+{
+	static const struct fastrm_order *const all[] = {
+		&order_directory, &order_inode, &order_chunked,
+		&order_global, &order_gnulib, &order_auto,
+	};
+	for (size_t i = 0; name && i < sizeof all / sizeof all[0]; i++)
+		if (strcmp(all[i]->name, name) == 0)
+			return all[i];
+	return NULL;
+}

@@ -50,6 +50,8 @@ struct rm_options {
 	const struct stat *root; /* "/" when --preserve-root applies */
 	bool stats;
 	bool progress;
+	const struct fastrm_order *order;
+	size_t memory;
 };
 
 enum rm_status { RM_OK, RM_USER_ACCEPTED, RM_USER_DECLINED, RM_ERROR };
@@ -115,6 +117,11 @@ static void usage(void)
 "      --stats           at the end, print a summary on stderr: entries\n"
 "                          removed, failures, elapsed time, rate, peak memory\n"
 "      --progress        when stderr is a terminal, show a live progress line\n"
+"      --order=POLICY    the order in which each directory's entries are\n"
+"                          removed: auto (default), directory, inode, chunked,\n"
+"                          global or gnulib; see ORDERING POLICIES in frm(1)\n"
+"      --memory=SIZE     memory the ordering may use, e.g. 64M (default 8M);\n"
+"                          K, M, G are powers of 1024\n"
 "      --help     display this help and exit\n"
 "      --version  output version information and exit\n"
 "\n"
@@ -556,6 +563,8 @@ static enum rm_status rm(char *const *files, const struct rm_options *x)
 		error_msg(errno, "fts_open failed");
 		exit(EXIT_FAILURE);
 	}
+	fastrm_fts_set_order(fts, x->order);
+	fastrm_fts_set_memory_budget(fts, x->memory);
 	for (;;) {
 		FTSENT *ent = fastrm_fts_read(fts);
 		if (!ent) {
@@ -605,6 +614,8 @@ enum {
 	OPT_PRESUME_INPUT_TTY,
 	OPT_STATS,
 	OPT_PROGRESS,
+	OPT_ORDER,
+	OPT_MEMORY,
 	OPT_HELP,
 	OPT_VERSION,
 };
@@ -622,6 +633,8 @@ static const struct option long_options[] = {
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "stats", no_argument, NULL, OPT_STATS },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
+	{ "order", required_argument, NULL, OPT_ORDER },
+	{ "memory", required_argument, NULL, OPT_MEMORY },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -660,6 +673,30 @@ static int interactive_arg(const char *arg)
 	exit(EXIT_FAILURE);
 }
 
+/* "64M", "512K", "1G", "100000" (bytes); K, M, G are powers of 1024 and
+ * may be followed by "iB" or "B". */
+static int parse_size(const char *s, size_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || end == s || *s == '-')
+		return -1;
+	unsigned shift = 0;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	default: break;
+	}
+	if (shift && (strcmp(end, "iB") == 0 || strcmp(end, "B") == 0))
+		end += strlen(end);
+	if (*end || v > (SIZE_MAX >> shift) || (v << shift) < 64 * 1024)
+		return -1;
+	*out = (size_t)(v << shift);
+	return 0;
+}
+
 /* As GNU rm: when an unknown option names an existing file, say how to
  * remove it. */
 static void diagnose_leading_hyphen(int argc, char **argv)
@@ -678,7 +715,9 @@ static void diagnose_leading_hyphen(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	struct rm_options x = { .interactive = RMI_SOMETIMES };
+	struct rm_options x = { .interactive = RMI_SOMETIMES,
+		                .order = fastrm_order_by_name("auto"),
+		                .memory = FASTRM_DEFAULT_BUDGET };
 	bool preserve_root = true, prompt_once = false;
 	static struct stat root_st;
 	int c;
@@ -750,6 +789,25 @@ int main(int argc, char **argv)
 			break;
 		case OPT_PROGRESS:
 			x.progress = isatty(STDERR_FILENO);
+			break;
+		case OPT_ORDER:
+			x.order = fastrm_order_by_name(optarg);
+			if (!x.order) {
+				error_msg(0, "invalid argument %s for %s",
+				          quote_always(0, optarg), quote_always(1, "--order"));
+				fputs("Valid arguments are: 'auto', 'directory', 'inode', "
+				      "'chunked', 'global', 'gnulib'\n", stderr);
+				try_help();
+				return EXIT_FAILURE;
+			}
+			break;
+		case OPT_MEMORY:
+			if (parse_size(optarg, &x.memory) < 0) {
+				error_msg(0, "invalid memory size %s (at least 64K)",
+				          quote_always(0, optarg));
+				try_help();
+				return EXIT_FAILURE;
+			}
 			break;
 		case OPT_HELP:
 			usage();

@@ -15,4 +15,5 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	meson test -C build-san --print-errorlogs
 
-meson test -C build --setup=valgrind --suite unit --suite api --print-errorlogs
+meson test -C build --setup=valgrind --suite unit --suite api --no-suite slow \
+	--print-errorlogs

@@ -141,6 +141,86 @@ int fastrm_fts_set(FTS *sp, FTSENT *p, int instr);
  *  Returns 0. */
 int fastrm_fts_close(FTS *sp);
 
+/* ------------------------------------------------------------------------
+ * Ordering policies: the order in which each directory's entries are
+ * visited when no comparator is given.  A policy reads the directory
+ * through a source and passes entries on in the order it chooses; it must
+ * pass every entry exactly once.
+ */
+
+/** One directory entry as read from the kernel; @name is valid only during
+ *  the call that receives it. */
+struct fastrm_dirent {
+	unsigned long long ino;
+	const char *name;
+	size_t namelen;
+	unsigned char type; /* DT_* from <dirent.h>, DT_UNKNOWN if unknown */
+};
+
+/** Receives entries; returns 0 to go on, a negative errno to stop. */
+typedef int (*fastrm_emit_fn)(void *ctx, const struct fastrm_dirent *d);
+
+/** The directory a policy reads (opaque). */
+struct fastrm_order_source;
+
+/** Read the directory's next entries, passing each to @fn, until at least
+ *  @want were passed or the directory ends (whole kernel buffers are
+ *  passed, so a few more than @want may come).  Returns the number passed,
+ *  0 at the end of the directory, or a negative errno. */
+long fastrm_order_read(struct fastrm_order_source *src, size_t want,
+                       fastrm_emit_fn fn, void *ctx);
+/** Start reading the directory again from its first entry.  Returns 0 or a
+ *  negative errno. */
+int fastrm_order_rewind(struct fastrm_order_source *src);
+/** Bytes this policy may hold for this directory (the stream's memory
+ *  budget less what other directories on the path hold). */
+size_t fastrm_order_budget(const struct fastrm_order_source *src);
+/** Report the bytes this policy now holds for this directory (0 when it
+ *  frees them), so that nested directories share one budget. */
+void fastrm_order_account(struct fastrm_order_source *src, size_t bytes);
+/** The directory's fstat() (st_size estimates the number of entries). */
+const struct stat *fastrm_order_stat(const struct fastrm_order_source *src);
+/** The file descriptor of the directory (for fstatfs and the like; do not
+ *  read from it directly or close it). */
+int fastrm_order_fd(const struct fastrm_order_source *src);
+
+/** An ordering policy.  @next passes about @max more entries of the
+ *  directory to @fn, in the policy's order; *@state is NULL at the first
+ *  call for a directory and is kept between calls.  It returns the number
+ *  passed, 0 when every entry has been passed, or a negative errno.
+ *  @release frees *state (NULL accepted) when the directory is done. */
+struct fastrm_order {
+	const char *name;
+	long (*next)(void **state, struct fastrm_order_source *src, size_t max,
+	             fastrm_emit_fn fn, void *ctx);
+	void (*release)(void *state);
+};
+
+/** The built-in policies:
+ *  - "directory": the order the directory returns, read in batches;
+ *  - "inode": the whole directory sorted by inode number (memory grows
+ *    with the directory: 16 bytes plus the name per entry);
+ *  - "chunked": windows that fit the memory budget, each sorted by inode;
+ *  - "global": a global inode order within the memory budget, by several
+ *    passes over the directory, each taking the next inodes that fit;
+ *  - "gnulib": gnulib's rule: windows of 100,000 entries, sorted by inode
+ *    when they hold 10,000 or more, except on tmpfs, NFS, CIFS and Lustre
+ *    (the default of fastrm_fts_open());
+ *  - "auto": chooses per directory by file system type, the directory's
+ *    size and the memory budget.
+ *  Returns NULL for an unknown name. */
+const struct fastrm_order *fastrm_order_by_name(const char *name);
+
+/** Use @order (not copied: it must outlive the stream) for directories
+ *  opened from now on.  Returns 0, or -EINVAL if @order is NULL or has no
+ *  next function. */
+int fastrm_fts_set_order(FTS *sp, const struct fastrm_order *order);
+
+/** Memory the ordering policies of the stream may hold, in bytes (default
+ *  FASTRM_DEFAULT_BUDGET).  Returns 0, or -EINVAL for less than 64 KiB. */
+int fastrm_fts_set_memory_budget(FTS *sp, size_t bytes);
+#define FASTRM_DEFAULT_BUDGET (8u * 1024 * 1024)
+
 #ifdef __cplusplus
 }
 #endif

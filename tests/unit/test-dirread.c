@@ -26,7 +26,7 @@ struct seen {
 	size_t n, dots;
 };
 
-static int count(void *ctx, const struct dent *d)
+static int count(void *ctx, const struct fastrm_dirent *d)
 {
 	struct seen *s = ctx;
 	if (strcmp(d->name, ".") == 0 || strcmp(d->name, "..") == 0) {
@@ -42,7 +42,7 @@ static int count(void *ctx, const struct dent *d)
 	return 0;
 }
 
-static int stop_early(void *ctx, const struct dent *d)
+static int stop_early(void *ctx, const struct fastrm_dirent *d)
 {
 	(void)ctx;
 	(void)d;
@@ -133,6 +133,9 @@ static void test_callback_error_and_bad_fd(void **state)
 	assert_int_equal(dirread_fill(&r, fd, 10, stop_early, NULL, &eof),
 	                 -ECANCELED);
 	close(fd);
+	/* the refused buffer stays loaded until dropped */
+	assert_int_equal(r.pos < r.len, 1);
+	dirread_drop(&r);
 	assert_int_equal(dirread_fill(&r, -1, 10, stop_early, NULL, &eof),
 	                 -EBADF);
 	dirread_fini(&r);

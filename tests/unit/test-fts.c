@@ -21,6 +21,7 @@
 #include "fixture.h"
 
 static char *dir;
+static const struct fastrm_order order_dummy = { "dummy", NULL, NULL };
 
 static const char *const info_name[] = {
 	"?", "D", "DC", "DEFAULT", "DNR", "DOT", "DP", "ERR", "F", "INIT",
@@ -462,6 +463,60 @@ static void test_long_paths(void **state)
 	fx_cleanup(d);
 }
 
+/* Every policy, through the traversal: each entry exactly once, in a
+ * directory far larger than the budget, with subdirectories met between
+ * batches (whose own policies share the budget). */
+static void test_every_policy_visits_all(void **state)
+{
+	(void)state;
+	enum { N = 30000 };
+	char *d = fx_mkdtemp();
+	int dfd = open(d, O_RDONLY | O_DIRECTORY);
+	for (int i = 0; i < N; i++) {
+		char name[16];
+		snprintf(name, sizeof name, "%d", i);
+		if (i % 3000 == 0) {
+			assert_int_equal(mkdirat(dfd, name, 0755), 0);
+			int s = openat(dfd, name, O_RDONLY | O_DIRECTORY);
+			for (int j = 0; j < 2500; j++) {
+				snprintf(name, sizeof name, "in%d", j);
+				fx_write_file(s, name, "");
+			}
+			close(s);
+		} else {
+			fx_write_file(dfd, name, "");
+		}
+	}
+	close(dfd);
+	const char *policies[] = { "directory", "inode", "chunked", "global",
+		                   "gnulib", "auto" };
+	unsigned char *seen = malloc(N);
+	for (size_t k = 0; k < 6; k++) {
+		char *roots[] = { d, NULL };
+		FTS *fts = fastrm_fts_open(roots, FTS_PHYSICAL | FTS_NOSTAT | FTS_CWDFD,
+		                           NULL);
+		assert_int_equal(fastrm_fts_set_order(fts, fastrm_order_by_name(policies[k])), 0);
+		assert_int_equal(fastrm_fts_set_memory_budget(fts, 256 * 1024), 0);
+		memset(seen, 0, N);
+		long inner = 0;
+		FTSENT *e;
+		while ((e = fastrm_fts_read(fts)) != NULL) {
+			if (e->fts_level == 1 && e->fts_info != FTS_DP)
+				seen[atoi(e->fts_name)]++;
+			if (e->fts_level == 2)
+				inner++;
+		}
+		assert_int_equal(errno, 0);
+		fastrm_fts_close(fts);
+		for (int i = 0; i < N; i++)
+			assert_int_equal(seen[i], 1);
+		assert_int_equal(inner, 10 * 2500);
+	}
+	assert_int_equal(fastrm_fts_set_order(NULL, &order_dummy), -EINVAL);
+	free(seen);
+	fx_cleanup(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -479,6 +534,7 @@ int main(void)
 		cmocka_unit_test(test_cycle),
 		cmocka_unit_test(test_big_directory),
 		cmocka_unit_test(test_long_paths),
+		cmocka_unit_test(test_every_policy_visits_all),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
