@@ -340,10 +340,16 @@ static int open_checked(int dirfd, const char *path, int flags,
 	if (fd < 0)
 		return -1;
 	struct stat sb;
-	if (fstat(fd, &sb) < 0 || !same_file(&sb, want)) {
+	if (fstat(fd, &sb) < 0) {
 		int e = errno;
 		close(fd);
-		errno = same_file(&sb, want) ? e : ENOENT;
+		errno = e;
+		return -1;
+	}
+	if (!same_file(&sb, want)) {
+		/* Not the directory seen before: replaced or moved meanwhile. */
+		close(fd);
+		errno = ENOENT;
 		return -1;
 	}
 	return fd;

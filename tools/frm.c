@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -35,6 +36,18 @@
 #endif
 
 static const char *program_name = "frm";
+
+/* A directory found not empty at its removal is read again this many
+ * times (another process may be adding entries) before the error stands. */
+#define NOTEMPTY_RETRIES 3
+
+/* Set by SIGINT, SIGTERM, SIGHUP: stop after the current entry. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
 
 enum interactive { RMI_ALWAYS, RMI_SOMETIMES, RMI_NEVER };
 
@@ -358,8 +371,17 @@ static bool nonexistent_errno(int e)
 static enum rm_status excise(FTS *fts, FTSENT *ent,
                              const struct rm_options *x, bool is_dir)
 {
-	if (unlinkat(fts->fts_cwd_fd, ent->fts_accpath,
-	             is_dir ? AT_REMOVEDIR : 0) == 0) {
+	int rc = unlinkat(fts->fts_cwd_fd, ent->fts_accpath,
+	                  is_dir ? AT_REMOVEDIR : 0);
+	if (rc != 0 && errno == ENOTEMPTY && ent->fts_info == FTS_DP &&
+	    (intptr_t)ent->fts_pointer < NOTEMPTY_RETRIES) {
+		/* Entries appeared while the directory was being emptied:
+		 * visit it again (a bounded number of times). */
+		ent->fts_pointer = (void *)((intptr_t)ent->fts_pointer + 1);
+		fastrm_fts_set(fts, ent, FTS_AGAIN);
+		return RM_OK;
+	}
+	if (rc == 0) {
 		if (is_dir)
 			counters.dirs++;
 		else
@@ -566,6 +588,8 @@ static enum rm_status rm(char *const *files, const struct rm_options *x)
 	fastrm_fts_set_order(fts, x->order);
 	fastrm_fts_set_memory_budget(fts, x->memory);
 	for (;;) {
+		if (stop_signal)
+			break;
 		FTSENT *ent = fastrm_fts_read(fts);
 		if (!ent) {
 			if (errno != 0) {
@@ -849,10 +873,31 @@ int main(int argc, char **argv)
 			return EXIT_SUCCESS;
 	}
 
+	/* A closed stdout or stderr must not kill frm before it removed what
+	 * it could and reported its exit status: writes then fail instead. */
+	signal(SIGPIPE, SIG_IGN);
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+
 	clock_gettime(CLOCK_MONOTONIC, &counters.start);
 	enum rm_status status = rm(files, &x);
 	if (counters.shown)
 		fputs("\r\033[K", stderr);
+	if (stop_signal) {
+		int sig = stop_signal;
+		error_msg(0, "interrupted by %s: stopped after removing %ju entries",
+		          strsignal(sig), counters.files + counters.dirs);
+		if (x.stats)
+			print_stats();
+		fflush(stdout);
+		/* die of the signal, so that the caller sees how it ended */
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return 128 + sig;
+	}
 	if (x.stats)
 		print_stats();
 	if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -3,6 +3,7 @@
 #include "fixture.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <spawn.h>
@@ -100,4 +101,39 @@ void fx_write_file(int dirfd, const char *path, const char *data)
 	if (write(fd, data, len) != (ssize_t)len)
 		abort();
 	close(fd);
+}
+
+void fx_make_chain(int dirfd, const char *name, long depth, long file_every)
+{
+	if (mkdirat(dirfd, name, 0755) < 0)
+		abort();
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	for (long i = 0; i < depth; i++) {
+		if (mkdirat(fd, "d", 0755) < 0)
+			abort();
+		if (file_every && i % file_every == 0)
+			fx_write_file(fd, "f", "");
+		int n = openat(fd, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (n < 0)
+			abort();
+		close(fd);
+		fd = n;
+	}
+	close(fd);
+}
+
+void fx_make_flat(int dirfd, const char *name, long n)
+{
+	if (mkdirat(dirfd, name, 0755) < 0)
+		abort();
+	int w = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	for (long i = 0; i < n; i++) {
+		char f[32];
+		snprintf(f, sizeof f, "file-%ld", i);
+		int fd = openat(w, f, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd < 0)
+			abort();
+		close(fd);
+	}
+	close(w);
 }

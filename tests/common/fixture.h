@@ -26,4 +26,11 @@ int fx_count_fds(void);
 /* Write @len bytes of @data to the new file @path (relative to @dirfd). */
 void fx_write_file(int dirfd, const char *path, const char *data);
 
+/* Make @name in @dirfd: a chain @depth directories deep ("d/d/d..."),
+ * with an empty file "f" at every @file_every-th level (0: none). */
+void fx_make_chain(int dirfd, const char *name, long depth, long file_every);
+
+/* Make @name in @dirfd: one directory of @n empty files "file-N". */
+void fx_make_flat(int dirfd, const char *name, long n);
+
 #endif

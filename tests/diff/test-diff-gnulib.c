@@ -99,22 +99,6 @@ static void gen(int dfd, int depth, unsigned *seed)
 	}
 }
 
-static void make_chain(int dfd)
-{
-	if (mkdirat(dfd, "chain", 0755) < 0)
-		abort();
-	int fd = openat(dfd, "chain", O_RDONLY | O_DIRECTORY);
-	for (int i = 0; i < CHAIN_DEPTH; i++) {
-		if (mkdirat(fd, "d", 0755) < 0)
-			abort();
-		int n = openat(fd, "d", O_RDONLY | O_DIRECTORY);
-		close(fd);
-		fd = n;
-	}
-	fx_write_file(fd, "leaf", "x");
-	close(fd);
-}
-
 struct flagset {
 	int opts;
 	const char *name;
@@ -287,7 +271,7 @@ int main(void)
 		if (ev.mount && mkdirat(tfd, "mnt", 0755) < 0)
 			abort();
 		if (ev.chain)
-			make_chain(tfd);
+			fx_make_chain(tfd, "chain", CHAIN_DEPTH, 0);
 		close(tfd);
 		if (symlinkat("t", dfd, "ln") < 0)
 			abort();

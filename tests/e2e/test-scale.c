@@ -46,23 +46,6 @@ static int run_frm(const char *frm, const char *dir, const char *target)
 	return run_frm_as(frm, dir, target, NULL, 0);
 }
 
-static void make_flat(int dfd, const char *name, long n)
-{
-	mkdirat(dfd, name, 0755);
-	int w = openat(dfd, name, O_RDONLY | O_DIRECTORY);
-	for (long i = 0; i < n; i++) {
-		char f[32];
-		snprintf(f, sizeof f, "file-%ld", i);
-		int fd = openat(w, f, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-		if (fd < 0) {
-			perror("create");
-			exit(1);
-		}
-		close(fd);
-	}
-	close(w);
-}
-
 static int gone(int dfd, const char *name)
 {
 	struct stat sb;
@@ -94,7 +77,7 @@ int main(int argc, char **argv)
 	const char *san = getenv("FASTRM_SANITIZE");
 	long limit = san && *san && strcmp(san, "none") != 0 ? 0 : 64L << 20;
 	for (size_t k = 0; k < sizeof orders / sizeof orders[0]; k++) {
-		make_flat(dfd, "policy", 200000);
+		fx_make_flat(dfd, "policy", 200000);
 		int r = run_frm_as(frm, dir, "policy", orders[k], limit);
 		int ok = r == 0 && gone(dfd, "policy") && !gone(dfd, "sentinel");
 		printf("%s %s on 200000 entries%s\n", ok ? "ok" : "FAIL", orders[k],
@@ -110,7 +93,7 @@ int main(int argc, char **argv)
 	}
 
 	/* wide */
-	make_flat(dfd, "wide", wide);
+	fx_make_flat(dfd, "wide", wide);
 	int rc = run_frm(frm, dir, "wide");
 	if (rc != 0 || !gone(dfd, "wide") || gone(dfd, "sentinel")) {
 		fprintf(stderr, "wide: frm exit %d, wide %s\n", rc,
@@ -120,17 +103,7 @@ int main(int argc, char **argv)
 	printf("%s wide directory of %ld entries\n", gone(dfd, "wide") ? "ok" : "FAIL", wide);
 
 	/* deep */
-	mkdirat(dfd, "deep", 0755);
-	int fd = openat(dfd, "deep", O_RDONLY | O_DIRECTORY);
-	for (long i = 0; i < deep; i++) {
-		mkdirat(fd, "d", 0755);
-		if (i % 1000 == 0)
-			fx_write_file(fd, "f", "");
-		int n = openat(fd, "d", O_RDONLY | O_DIRECTORY);
-		close(fd);
-		fd = n;
-	}
-	close(fd);
+	fx_make_chain(dfd, "deep", deep, 1000);
 	int before = failures;
 	(void)before;
 	rc = run_frm(frm, dir, "deep");

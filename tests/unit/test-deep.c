@@ -31,15 +31,7 @@ static int setup(void **state)
 	(void)state;
 	dir = fx_mkdtemp();
 	int fd = open(dir, O_RDONLY | O_DIRECTORY);
-	for (int i = 0; i < DEPTH; i++) {
-		if (mkdirat(fd, "d", 0755) < 0)
-			return -1;
-		if (i % 10000 == 0)
-			fx_write_file(fd, "f", "");
-		int n = openat(fd, "d", O_RDONLY | O_DIRECTORY);
-		close(fd);
-		fd = n;
-	}
+	fx_make_chain(fd, "d", DEPTH - 1, 10000);
 	close(fd);
 	return 0;
 }
