@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Symlink and rename races: while frm removes a tree, an attacker process
+ * keeps renaming directories inside it away and putting in their place
+ * symlinks to a directory outside the tree (which holds sentinel files),
+ * and swaps directories with files.  After every round, every sentinel
+ * outside the tree must still exist.  Rounds run for each ordering policy.
+ *
+ * usage: test-race FRM [ROUNDS_PER_POLICY]
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fixture.h"
+
+#define NDIRS 12
+#define NSENT 4
+
+static void make_tree(int top)
+{
+	mkdirat(top, "tree", 0755);
+	int t = openat(top, "tree", O_RDONLY | O_DIRECTORY);
+	for (int i = 0; i < NDIRS; i++) {
+		char d[32];
+		snprintf(d, sizeof d, "d%d", i);
+		mkdirat(t, d, 0755);
+		int s = openat(t, d, O_RDONLY | O_DIRECTORY);
+		for (int j = 0; j < 6; j++) {
+			char f[16];
+			snprintf(f, sizeof f, "f%d", j);
+			fx_write_file(s, f, "x");
+		}
+		mkdirat(s, "sub", 0755);
+		int u = openat(s, "sub", O_RDONLY | O_DIRECTORY);
+		fx_write_file(u, "g", "x");
+		close(u);
+		close(s);
+	}
+	close(t);
+}
+
+/* The attacker: until killed, replace directories of the tree with
+ * symlinks to ../outside (or to the absolute path of it), and with
+ * files, putting the real ones back now and then. */
+static void attacker(int top, const char *outside, unsigned seed)
+{
+	int t = openat(top, "tree", O_RDONLY | O_DIRECTORY | O_PATH);
+	for (;;) {
+		seed = seed * 1103515245u + 12345u;
+		int i = (int)((seed >> 8) % NDIRS);
+		char d[32], moved[40];
+		snprintf(d, sizeof d, "d%d", i);
+		snprintf(moved, sizeof moved, "moved%d", i);
+		switch ((seed >> 20) % 4) {
+		case 0: /* directory -> symlink to outside (relative) */
+			if (renameat(t, d, t, moved) == 0)
+				symlinkat("../outside", t, d);
+			break;
+		case 1: { /* subdirectory -> symlink to outside (absolute) */
+			/* never through a symlink: the attacker must not move
+			 * the sentinels into the tree itself */
+			int dfd = openat(t, d, O_PATH | O_DIRECTORY | O_NOFOLLOW);
+			if (dfd >= 0 && renameat(dfd, "sub", t, moved) == 0)
+				symlinkat(outside, dfd, "sub");
+			if (dfd >= 0)
+				close(dfd);
+			break;
+		}
+		case 2: /* directory -> file */
+			if (renameat(t, d, t, moved) == 0) {
+				int fd = openat(t, d, O_CREAT | O_WRONLY, 0644);
+				if (fd >= 0)
+					close(fd);
+			}
+			break;
+		case 3: /* put a directory back over the symlink or file */
+			renameat2(t, moved, t, d, RENAME_EXCHANGE);
+			break;
+		}
+	}
+}
+
+static int sentinels_intact(int top)
+{
+	int ok = 1;
+	for (int i = 0; i < NSENT; i++) {
+		char p[64];
+		struct stat sb;
+		snprintf(p, sizeof p, "outside/s%d", i);
+		ok &= fstatat(top, p, &sb, AT_SYMLINK_NOFOLLOW) == 0;
+		snprintf(p, sizeof p, "outside/sub/s%d", i);
+		ok &= fstatat(top, p, &sb, AT_SYMLINK_NOFOLLOW) == 0;
+	}
+	return ok;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return 2;
+	char *frm = realpath(argv[1], NULL);
+	int rounds = argc > 2 ? atoi(argv[2]) : 500;
+	static const char *const orders[] = { "directory", "inode", "chunked",
+		                              "global", "gnulib", "auto" };
+	char *dir = fx_mkdtemp();
+	int top = open(dir, O_RDONLY | O_DIRECTORY);
+	char outside[4200];
+	snprintf(outside, sizeof outside, "%s/outside", dir);
+	mkdirat(top, "outside", 0755);
+	int o = openat(top, "outside", O_RDONLY | O_DIRECTORY);
+	mkdirat(o, "sub", 0755);
+	int os = openat(o, "sub", O_RDONLY | O_DIRECTORY);
+	for (int i = 0; i < NSENT; i++) {
+		char s[16];
+		snprintf(s, sizeof s, "s%d", i);
+		fx_write_file(o, s, "sentinel");
+		fx_write_file(os, s, "sentinel");
+	}
+	close(os);
+	close(o);
+
+	int failed = 0, passed = 0;
+	for (size_t k = 0; k < sizeof orders / sizeof orders[0]; k++) {
+		int bad = 0, met = 0;
+		char order[32];
+		snprintf(order, sizeof order, "--order=%s", orders[k]);
+		for (int r = 0; r < rounds && !bad; r++) {
+			make_tree(top);
+			pid_t att = fork();
+			if (att == 0)
+				attacker(top, outside, (unsigned)(r * 7919 + (int)k));
+			pid_t rm = fork();
+			if (rm == 0) {
+				if (fchdir(top) < 0)
+					_exit(127);
+				int null = open("/dev/null", O_WRONLY);
+				dup2(null, 2);
+				/* FASTRM_RACE_NAIVE names a remover that follows
+				 * symlinks, to show that the attack does bite */
+				const char *naive = getenv("FASTRM_RACE_NAIVE");
+				if (naive)
+					execlp("sh", "sh", "-c", naive, (char *)NULL);
+				execl(frm, "frm", "-rf", order, "--", "tree", (char *)NULL);
+				_exit(127);
+			}
+			int st;
+			waitpid(rm, &st, 0);
+			kill(att, SIGKILL);
+			waitpid(att, NULL, 0);
+			met += WIFEXITED(st) && WEXITSTATUS(st) == 1;
+			if (!WIFEXITED(st) || WEXITSTATUS(st) > 1) {
+				fprintf(stderr, "%s round %d: frm did not exit normally (%d)\n",
+				        order, r, st);
+				bad = 1;
+			}
+			if (!sentinels_intact(top)) {
+				fprintf(stderr, "%s round %d: a sentinel outside the tree is gone\n",
+				        order, r);
+				bad = 1;
+			}
+			/* Clear what is left (GNU rm never follows symlinks). */
+			if (fchdir(top) == 0) {
+				char *rm_argv[] = { "rm", "-rf", "--", "tree", NULL };
+				fx_run(rm_argv);
+			}
+			if (!sentinels_intact(top)) {
+				fprintf(stderr, "test cleanup removed a sentinel?\n");
+				return 1;
+			}
+		}
+		/* exit status 1: frm ran into the attacker's changes and said so */
+		printf("%s %d attack rounds with %s (frm met the attack in %d)\n",
+		       bad ? "FAIL" : "ok", rounds, order, met);
+		bad ? failed++ : passed++;
+	}
+	if (chdir("/") < 0)
+		return 1;
+	close(top);
+	fx_cleanup(dir);
+	free(frm);
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
