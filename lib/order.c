@@ -169,7 +169,8 @@ static int rec_cmp(const void *a, const void *b, void *names)
 
 static void table_sort(struct table *t)
 {
-	qsort_r(t->v, t->n, sizeof *t->v, rec_cmp, t->names);
+	if (t->n > 1) /* an empty table may have no array at all */
+		qsort_r(t->v, t->n, sizeof *t->v, rec_cmp, t->names);
 }
 
 /* Hand out up to @max entries from the table.  Returns the number passed
