@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* frm -r at scale: a directory of 1,000,000 entries and a chain 100,000
- * directories deep, each removed completely, under a 64-fd limit.
+ * directories deep, each removed completely, under a 32-fd limit (ulimit -n 32).
  * usage: test-scale FRM */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -25,7 +25,7 @@ static int run_frm_as(const char *frm, const char *dir, const char *target,
 		}
 		/* A tight fd limit: frm must not need fds in proportion to the
 		 * depth or the width of the tree. */
-		struct rlimit rl = { 64, 64 };
+		struct rlimit rl = { 32, 32 };
 		setrlimit(RLIMIT_NOFILE, &rl);
 		if (chdir(dir) < 0)
 			_exit(127);

@@ -1,0 +1,41 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""frm interrupted: SIGINT and SIGTERM stop it promptly, with a message,
+and it dies of the signal; what it did not reach is left in place.
+
+usage: signals.py FRM
+"""
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+FRM = os.path.abspath(sys.argv[1])
+base = os.environ.get("TMPDIR") or ("/dev/shm" if os.access("/dev/shm", os.W_OK) else "/tmp")
+passed = failed = 0
+for sig in (signal.SIGINT, signal.SIGTERM):
+    with tempfile.TemporaryDirectory(prefix="fastrm-test.", dir=base) as top:
+        t = os.path.join(top, "t")
+        os.mkdir(t)
+        for i in range(300):
+            d = os.path.join(t, "d%03d" % i)
+            os.mkdir(d)
+            for j in range(300):
+                open(os.path.join(d, "f%03d" % j), "w").close()
+        p = subprocess.Popen(["frm", "-r", "t"], executable=FRM, cwd=top,
+                             stderr=subprocess.PIPE, env=dict(os.environ, LC_ALL="C"))
+        time.sleep(0.3)
+        t0 = time.monotonic()
+        p.send_signal(sig)
+        err = p.communicate(timeout=30)[1].decode()
+        took = time.monotonic() - t0
+        ok = (p.returncode == -sig and "interrupted by" in err
+              and took < 5 and os.path.isdir(t))
+        name = signal.Signals(sig).name
+        print("%s %s: exit %s, stopped in %.2f s, stderr %r" %
+              ("ok  " if ok else "FAIL", name, p.returncode, took, err.strip()[:120]))
+        passed, failed = passed + ok, failed + (not ok)
+print("%d passed, %d failed" % (passed, failed))
+sys.exit(1 if failed else 0)
