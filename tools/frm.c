@@ -259,10 +259,8 @@ static enum rm_status prompt(FTS *fts, FTSENT *ent, bool is_dir,
 	int wp = 0, wp_errno = 0;
 	bool is_empty = false;
 
-	if (is_empty_p) {
-		is_empty = is_empty_dir(dirfd, name);
-		*is_empty_p = is_empty;
-	}
+	if (is_empty_p)
+		*is_empty_p = 0;
 	/* A child could not be removed: keep the directory. */
 	if (ent->fts_number)
 		return RM_USER_DECLINED;
@@ -275,6 +273,12 @@ static enum rm_status prompt(FTS *fts, FTSENT *ent, bool is_dir,
 	}
 	if (!wp && x->interactive != RMI_ALWAYS)
 		return RM_OK;
+	/* Only a prompt needs to know whether the directory is empty (GNU rm
+	 * reads it for every directory; the answer is the same). */
+	if (is_empty_p) {
+		is_empty = is_empty_dir(dirfd, name);
+		*is_empty_p = is_empty;
+	}
 
 	if (wp >= 0 && type == T_UNKNOWN) {
 		if (have_st ||
