@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int dirread_init(struct dirread *r)
 {
@@ -24,6 +25,7 @@ void dirread_fini(struct dirread *r)
 long dirread_load(struct dirread *r, int fd, size_t *names)
 {
 	ssize_t n;
+	r->resume = lseek(fd, 0, SEEK_CUR);
 	do
 		n = getdents64(fd, r->buf, r->size);
 	while (n < 0 && errno == EINTR);
@@ -57,6 +59,7 @@ long dirread_pass(struct dirread *r, fastrm_emit_fn fn, void *ctx)
 		if (rc < 0)
 			return rc;
 		r->pos += de->d_reclen;
+		r->resume = de->d_off; /* where the next entry starts */
 		passed++;
 	}
 	return passed;
@@ -65,6 +68,17 @@ long dirread_pass(struct dirread *r, fastrm_emit_fn fn, void *ctx)
 void dirread_drop(struct dirread *r)
 {
 	r->pos = r->len = 0;
+}
+
+int dirread_unload(struct dirread *r, int fd)
+{
+	if (r->pos == r->len)
+		return 0;
+	off_t to = r->resume;
+	dirread_drop(r);
+	if (to < 0 || lseek(fd, to, SEEK_SET) < 0)
+		return -EIO;
+	return 0;
 }
 
 long dirread_fill(struct dirread *r, int fd, size_t want, fastrm_emit_fn fn,

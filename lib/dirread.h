@@ -14,6 +14,7 @@ struct dirread {
 	char *buf;
 	size_t size;
 	size_t pos, len;  /* entries loaded and not yet passed: [pos, len) */
+	off_t resume;     /* directory position of the first entry not passed */
 };
 
 /* Size of the reused getdents64 buffer.  Large enough that a directory of
@@ -45,5 +46,12 @@ long dirread_pass(struct dirread *r, fastrm_emit_fn fn, void *ctx);
 
 /* Forget loaded entries (after a rewind). */
 void dirread_drop(struct dirread *r);
+
+/* Put back the loaded entries not yet passed: forget them and set @fd's
+ * position to the first of them, so the next read returns them again.
+ * The reader is shared by every directory of a stream, so nothing may stay
+ * loaded from one directory when another is read.  Returns 0, or a
+ * negative errno if the position cannot be set. */
+int dirread_unload(struct dirread *r, int fd);
 
 #endif

@@ -611,6 +611,11 @@ static enum build_result build(struct stream *st, struct level *L, size_t cap)
 		st->held += L->src.held - before;
 		/* a read may bring only "." and ".." */
 	} while (n > 0 && L->batch.n == 0 && !ctx.fatal);
+	/* What a policy left loaded is put back for this directory's next
+	 * read, never handed to another directory. */
+	int urc = dirread_unload(&st->rd, L->src.fd);
+	if (urc < 0 && n >= 0)
+		n = urc;
 	if (ctx.fatal) {
 		errno = ctx.fatal;
 		return BUILD_FATAL;

@@ -209,7 +209,6 @@ static long load_reserved(struct table *t, struct fastrm_order_source *src,
 	size_t names = 0;
 	if (src->eof)
 		return 0;
-	off_t before = lseek(src->fd, 0, SEEK_CUR);
 	long n = dirread_load(src->rd, src->fd, &names);
 	if (n <= 0) {
 		if (n == 0)
@@ -217,12 +216,9 @@ static long load_reserved(struct table *t, struct fastrm_order_source *src,
 		return n;
 	}
 	if (table_reserve(t, (size_t)n, names) < 0) {
-		/* Put the buffer back: the directory is read again from here,
-		 * and nothing stays loaded in the stream's shared reader. */
-		dirread_drop(src->rd);
-		if (before < 0 || lseek(src->fd, before, SEEK_SET) < 0)
-			return -EIO;
-		return -ENOMEM;
+		/* Put the buffer back: the directory is read again from here. */
+		int rc = dirread_unload(src->rd, src->fd);
+		return rc < 0 ? rc : -ENOMEM;
 	}
 	long k = dirread_pass(src->rd, fn, ctx);
 	return k < 0 ? k : n;

@@ -49,6 +49,14 @@ static int stop_early(void *ctx, const struct fastrm_dirent *d)
 	return -ECANCELED;
 }
 
+static int stop_after(void *ctx, const struct fastrm_dirent *d)
+{
+	struct seen *s = ctx;
+	if (s->n >= 150)
+		return -ECANCELED;
+	return count(ctx, d);
+}
+
 static char *dir;
 static int dfd;
 
@@ -141,12 +149,39 @@ static void test_callback_error_and_bad_fd(void **state)
 	dirread_fini(&r);
 }
 
+/* A callback that stops mid-buffer leaves entries loaded; putting them
+ * back repositions the directory: the next reads return them, once. */
+static void test_unload_puts_back(void **state)
+{
+	(void)state;
+	struct dirread r;
+	struct seen s = { calloc(NFILES, 1), 0, 0 };
+	bool eof = false;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY);
+	assert_int_equal(dirread_init(&r), 0);
+	assert_int_equal(dirread_fill(&r, fd, 1000, stop_after, &s, &eof), -ECANCELED);
+	assert_int_equal(s.n, 150);
+	assert_true(r.pos < r.len);
+	assert_int_equal(dirread_unload(&r, fd), 0);
+	assert_int_equal(r.pos, r.len);
+	while (!eof)
+		assert_true(dirread_fill(&r, fd, 1000, count, &s, &eof) >= 0);
+	assert_int_equal(s.n, NFILES);
+	for (int i = 0; i < NFILES; i++)
+		assert_int_equal(s.mark[i], 1);
+	assert_int_equal(dirread_unload(&r, fd), 0); /* nothing loaded: no-op */
+	dirread_fini(&r);
+	close(fd);
+	free(s.mark);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_all_once_in_batches),
 		cmocka_unit_test(test_resume_after_reopen),
 		cmocka_unit_test(test_callback_error_and_bad_fd),
+		cmocka_unit_test(test_unload_puts_back),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

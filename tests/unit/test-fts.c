@@ -517,6 +517,83 @@ static void test_every_policy_visits_all(void **state)
 	fx_cleanup(d);
 }
 
+/* A user policy whose callback stops mid-buffer: it passes one entry per
+ * call and leaves the rest of the kernel buffer loaded.  The walk descends
+ * into that entry (a directory) before asking again: what was left loaded
+ * must come back to its own directory, not to the subdirectory read in
+ * between. */
+struct one_ctx {
+	fastrm_emit_fn fn;
+	void *ctx;
+	int passed;
+};
+
+static int pass_one(void *c, const struct fastrm_dirent *d)
+{
+	struct one_ctx *o = c;
+	if (o->passed)
+		return -EAGAIN;
+	o->passed = 1;
+	return o->fn(o->ctx, d);
+}
+
+static long one_next(void **state, struct fastrm_order_source *src,
+                     size_t max, fastrm_emit_fn fn, void *ctx)
+{
+	(void)state;
+	(void)max;
+	struct one_ctx o = { fn, ctx, 0 };
+	long n = fastrm_order_read(src, 1, pass_one, &o);
+	return n == -EAGAIN ? 1 : n;
+}
+
+static void one_release(void *state)
+{
+	(void)state;
+}
+
+static void test_policy_leftovers_stay_home(void **state)
+{
+	(void)state;
+	static const struct fastrm_order one = { "one", one_next, one_release };
+	char *d = fx_mkdtemp();
+	int dfd = open(d, O_RDONLY | O_DIRECTORY);
+	for (int i = 0; i < 50; i++) {
+		char name[16];
+		snprintf(name, sizeof name, "p%d", i);
+		assert_int_equal(mkdirat(dfd, name, 0755), 0);
+		int s = openat(dfd, name, O_RDONLY | O_DIRECTORY);
+		for (int j = 0; j < 3; j++) {
+			snprintf(name, sizeof name, "c%d", j);
+			assert_int_equal(mkdirat(s, name, 0755), 0);
+		}
+		close(s);
+	}
+	close(dfd);
+	char *roots[] = { d, NULL };
+	FTS *fts = fastrm_fts_open(roots, FTS_PHYSICAL | FTS_NOSTAT | FTS_CWDFD, NULL);
+	assert_int_equal(fastrm_fts_set_order(fts, &one), 0);
+	FTSENT *e;
+	int parents = 0, children = 0;
+	while ((e = fastrm_fts_read(fts)) != NULL) {
+		if (e->fts_info != FTS_D)
+			continue;
+		/* every entry really is in the directory it is reported in */
+		struct stat sb;
+		if (e->fts_level > 0)
+			assert_int_equal(fstatat(fts->fts_cwd_fd, e->fts_accpath, &sb,
+			                         AT_SYMLINK_NOFOLLOW), 0);
+		parents += e->fts_level == 1 && e->fts_name[0] == 'p';
+		children += e->fts_level == 2 && e->fts_name[0] == 'c';
+		assert_true(e->fts_level < 3);
+	}
+	assert_int_equal(errno, 0);
+	assert_int_equal(parents, 50);
+	assert_int_equal(children, 150);
+	fastrm_fts_close(fts);
+	fx_cleanup(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -535,6 +612,7 @@ int main(void)
 		cmocka_unit_test(test_big_directory),
 		cmocka_unit_test(test_long_paths),
 		cmocka_unit_test(test_every_policy_visits_all),
+		cmocka_unit_test(test_policy_leftovers_stay_home),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
