@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """frm interrupted: SIGINT and SIGTERM stop it promptly, with a message,
-and it dies of the signal; what it did not reach is left in place.
+and it dies of the signal; what it did not reach is left in place.  A closed
+pipe on stdout or stderr (SIGPIPE) neither kills frm nor loses its exit
+status: it removes everything it can and exits 1.
 
 usage: signals.py FRM
 """
@@ -36,6 +38,38 @@ for sig in (signal.SIGINT, signal.SIGTERM):
         name = signal.Signals(sig).name
         print("%s %s: exit %s, stopped in %.2f s, stderr %r" %
               ("ok  " if ok else "FAIL", name, p.returncode, took, err.strip()[:120]))
+        passed, failed = passed + ok, failed + (not ok)
+
+# SIGPIPE: stdout, stderr or both are pipes whose reader has gone.
+for which in ("stdout", "stderr", "both"):
+    with tempfile.TemporaryDirectory(prefix="fastrm-test.", dir=base) as top:
+        t = os.path.join(top, "t")
+        os.mkdir(t)
+        for i in range(50):
+            d = os.path.join(t, "d%02d" % i)
+            os.mkdir(d)
+            for j in range(20):
+                open(os.path.join(d, "f%02d" % j), "w").close()
+        open(os.path.join(top, "sentinel"), "w").close()
+        r, w = os.pipe()
+        os.close(r)                      # nobody will ever read
+        out = w if which in ("stdout", "both") else subprocess.DEVNULL
+        err = w if which in ("stderr", "both") else subprocess.PIPE
+        # -v writes a line per entry; "nothere" makes an error message
+        args = ["frm", "-rv", "t", "nothere"]
+        p = subprocess.run(args, executable=FRM, cwd=top, stdout=out, stderr=err,
+                           env=dict(os.environ, LC_ALL="C"), timeout=60)
+        os.close(w)
+        msg = (p.stderr or b"").decode()
+        ok = (p.returncode == 1 and not os.path.exists(t)
+              and os.path.exists(os.path.join(top, "sentinel")))
+        if which == "stdout":
+            # the error and the failed write of stdout are both reported (as
+            # gnulib's close_stdout does: "write error", the errno is gone)
+            ok = ok and "nothere" in msg and "write error" in msg
+        print("%s SIGPIPE on %s: exit %s, tree %s, stderr %r" %
+              ("ok  " if ok else "FAIL", which, p.returncode,
+               "gone" if not os.path.exists(t) else "left", msg.strip()[:120]))
         passed, failed = passed + ok, failed + (not ok)
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
