@@ -61,6 +61,10 @@ def can_chattr(base):
 #   ("f", path[, data])  file      ("d", path)     directory
 #   ("l", path, target)  symlink   ("p", path)     fifo
 #   ("m", path, mode)    chmod     ("i", path)     chattr +i (root)
+#   ("D", path, depth, name)  a chain of `depth` directories called `name`
+#                        below path, built through directory fds, so that
+#                        its paths may run far past PATH_MAX; a file "f" at
+#                        every level
 
 def build(root, steps):
     for s in steps:
@@ -78,18 +82,29 @@ def build(root, steps):
             os.chmod(p, s[2])
         elif s[0] == "i":
             subprocess.run(["chattr", "+i", p], check=True)
+        elif s[0] == "D":
+            os.makedirs(p, exist_ok=True)
+            fd = os.open(p, os.O_RDONLY | os.O_DIRECTORY)
+            for _ in range(s[2]):
+                os.mkdir(s[3], dir_fd=fd)
+                os.close(os.open("f", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
+                nfd = os.open(s[3], os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+                os.close(fd)
+                fd = nfd
+            os.close(fd)
 
 
 def listing(root):
     """The tree as text: path, type, mode (and link target)."""
     out = []
-    for dirpath, dirnames, filenames in os.walk(root):
+    # through directory fds: paths may be longer than PATH_MAX
+    for dirpath, dirnames, filenames, dfd in os.fwalk(root):
         dirnames.sort()
         for name in sorted(dirnames + filenames):
-            p = os.path.join(dirpath, name)
-            st = os.lstat(p)
-            rel = os.path.relpath(p, root)
-            extra = " -> " + os.readlink(p) if stat.S_ISLNK(st.st_mode) else ""
+            st = os.lstat(name, dir_fd=dfd)
+            rel = os.path.relpath(os.path.join(dirpath, name), root)
+            extra = (" -> " + os.readlink(name, dir_fd=dfd)
+                     if stat.S_ISLNK(st.st_mode) else "")
             out.append("%r %o%s" % (rel, st.st_mode, extra))
     return "\n".join(out)
 
@@ -98,10 +113,10 @@ def unfreeze(root):
     """Undo chattr +i and unreadable modes so the fixture can be removed."""
     if IS_ROOT and shutil.which("chattr"):
         subprocess.run(["chattr", "-R", "-i", root], capture_output=True)
-    for dirpath, dirnames, _ in os.walk(root):
+    for _, dirnames, _, dfd in os.fwalk(root):
         for d in dirnames:
             try:
-                os.chmod(os.path.join(dirpath, d), 0o755)
+                os.chmod(d, 0o755, dir_fd=dfd)  # fwalk lists no symlinks here
             except OSError:
                 pass
 
@@ -123,6 +138,10 @@ ODD = [("f", "sp ace"), ("f", "it's"), ("f", "it's $x"), ("f", "nl\nname"),
        ("f", "bad\xffutf8".encode("latin-1").decode("utf-8", "surrogateescape")),
        ("f", "tab\tname"), ("f", "-dash"), ("f", "ok:colon")]
 FILES4 = [("f", "a"), ("f", "b"), ("f", "c"), ("f", "d")]
+# 30 levels of 200-byte names: paths of about 6,000 bytes (PATH_MAX 4,096)
+LONGNAME = "L" * 200
+LONG = [("d", "t"), ("f", "t/top"), ("D", "t", 30, LONGNAME)]
+LONGARG = "t/" + "/".join([LONGNAME] * 25)
 
 CASES = [
     Case("file", ["a"], FILES4),
@@ -151,6 +170,11 @@ CASES = [
     Case("-r symlink to dir, slash", ["-r", "t/ln/"], TREE),
     Case("dangling symlink", ["t/dangling"], TREE),
     Case("fifo", ["-v", "t/fifo"], TREE),
+    Case("-r double slashes", ["-rv", "t//a//b//", ".//t//e"], TREE),
+    Case("double slash file", ["-v", "t//a//f2"], TREE),
+    Case("-r tree deeper than PATH_MAX", ["-r", "t"], LONG),
+    Case("-r argument longer than PATH_MAX", ["-r", LONGARG], LONG),
+    Case("-f file argument longer than PATH_MAX", ["-f", LONGARG + "/f"], LONG),
     Case("repeated and nested args", ["-r", "t/a", "t/a/b", "t/a"], TREE),
     Case("empty string", [""]),
     Case("empty string -f", ["-f", ""]),
