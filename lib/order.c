@@ -266,6 +266,13 @@ bool order_fs_unsorted(int fd)
 	}
 }
 
+/* A policy whose state could not be allocated at its first call keeps
+ * this as its state: the directory is then read in directory order to the
+ * end.  (Allocating on a later call and starting over would hand out again
+ * what was already handed out.) */
+static char no_memory_state;
+#define NO_MEMORY ((void *)&no_memory_state)
+
 /* ------------------------------------------------------------ directory */
 
 static long directory_next(void **state, struct fastrm_order_source *src,
@@ -298,10 +305,14 @@ static struct window *window_new(void **state, size_t limit, size_t sort_min,
                                  bool sort)
 {
 	struct window *w = *state;
+	if (w == NO_MEMORY)
+		return NULL;
 	if (!w) {
 		w = calloc(1, sizeof *w);
-		if (!w)
+		if (!w) {
+			*state = NO_MEMORY;
 			return NULL;
+		}
 		w->limit = limit ? limit : 1;
 		w->sort_min = sort_min;
 		w->sort = sort;
@@ -346,6 +357,8 @@ static long window_next(struct window *w, struct fastrm_order_source *src,
 static void window_release(void *state)
 {
 	struct window *w = state;
+	if (w == NO_MEMORY)
+		return;
 	if (w)
 		table_free(&w->t);
 	free(w);
@@ -377,7 +390,7 @@ static long gnulib_next(void **state, struct fastrm_order_source *src,
                         size_t max, fastrm_emit_fn fn, void *ctx)
 {
 	struct window *w = *state;
-	if (!w)
+	if (!w || w == NO_MEMORY)
 		w = window_new(state, ORDER_GNULIB_WINDOW, ORDER_SORT_MIN,
 		               !order_fs_unsorted(src->fd));
 	if (!w)
@@ -574,10 +587,14 @@ static long global_common(void **state, struct fastrm_order_source *src,
                           bool unlimited)
 {
 	struct global *g = *state;
+	if (g == NO_MEMORY)
+		return fastrm_order_read(src, max, fn, ctx);
 	if (!g) {
 		g = calloc(1, sizeof *g);
-		if (!g)
+		if (!g) {
+			*state = NO_MEMORY;
 			return fastrm_order_read(src, max, fn, ctx);
+		}
 		g->unlimited = unlimited;
 		g->limit = unlimited ? SIZE_MAX : budget_entries(src);
 		*state = g;
@@ -628,6 +645,8 @@ static long inode_next(void **state, struct fastrm_order_source *src,
 static void global_release(void *state)
 {
 	struct global *g = state;
+	if (g == NO_MEMORY)
+		return;
 	if (g)
 		table_free(&g->t);
 	free(g);
@@ -677,10 +696,14 @@ static long auto_next(void **state, struct fastrm_order_source *src,
                       size_t max, fastrm_emit_fn fn, void *ctx)
 {
 	struct autostate *a = *state;
+	if (a == NO_MEMORY)
+		return fastrm_order_read(src, max, fn, ctx);
 	if (!a) {
 		a = calloc(1, sizeof *a);
-		if (!a)
+		if (!a) {
+			*state = NO_MEMORY;
 			return fastrm_order_read(src, max, fn, ctx);
+		}
 		a->p = auto_choose(src);
 		*state = a;
 	}
@@ -690,6 +713,8 @@ static long auto_next(void **state, struct fastrm_order_source *src,
 static void auto_release(void *state)
 {
 	struct autostate *a = state;
+	if (a == NO_MEMORY)
+		return;
 	if (a)
 		a->p->release(a->inner);
 	free(a);

@@ -25,6 +25,11 @@ FILE_LEFT = {"t", "t/a", "t/a/victim"}
 DIR_LEFT = {"t", "t/vdir", "t/vdir/h1", "t/vdir/h2"}
 EMPTIED_DIR_LEFT = {"t", "t/vdir"}
 NOTHING = set()
+# A directory wider than one batch (1,024 entries) with a chain deeper than
+# the fd window (4) in it: its fd is closed, while it is partly read, on the
+# way down, and its read position must be saved (lseek) and restored.
+BIG = (["t/big/b%04d" % i for i in range(1500)] +
+       ["t/big/c1/c2/c3/c4/c5/f"])
 
 # (fault, frm options, exit status, message or None, what is left)
 ROWS = [
@@ -54,6 +59,18 @@ ROWS = [
     # the root cannot be stat'ed: FTS_NS, then unlink says what it is (as
     # GNU rm's logic does)
     ("fstatat:EACCES:t:1", [], 1, "cannot remove 't': Is a directory", ALL),
+    # failing calls that are not needed do no harm: close of a directory
+    # read to its end (the fd is released all the same), fstatfs (auto then
+    # decides by size alone), lseek where no read position must be kept
+    ("close:EIO:*:0", [], 0, None, NOTHING),
+    ("fstatfs:EIO:*:0", [], 0, None, NOTHING),
+    ("lseek:EIO:*:0", [], 0, None, NOTHING),
+    ("lseek:EIO:big:1", [], 0, None, NOTHING, BIG),
+    # the read position of a partly read directory cannot be saved: the
+    # directory reports the error (FTS_ERR, as gnulib after a failed read),
+    # what could be read is removed
+    ("lseek:EIO:big:0", [], 1, "traversal failed: t/big: Input/output error",
+     {"t", "t/big"}, BIG),
 ]
 
 
@@ -72,9 +89,11 @@ def main():
     env = dict(os.environ, LC_ALL="C", LD_PRELOAD=FAULT,
                ASAN_OPTIONS="verify_asan_link_order=0:detect_leaks=1")
     try:
-        for i, (fault, opts, want_status, want_msg, want_left) in enumerate(ROWS):
+        for i, row in enumerate(ROWS):
+            fault, opts, want_status, want_msg, want_left = row[:5]
+            tree = row[5] if len(row) > 5 else TREE
             root = os.path.join(top, str(i))
-            for f in TREE:
+            for f in tree:
                 os.makedirs(os.path.join(root, os.path.dirname(f)), exist_ok=True)
                 open(os.path.join(root, f), "w").close()
             p = subprocess.run(["frm", "-r"] + opts + ["t"], executable=FRM,

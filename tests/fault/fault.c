@@ -5,7 +5,8 @@
  * a chosen string.
  *
  *   FASTRM_FAULT=CALL:ERRNO:MATCH[:COUNT[:race]]
- *     CALL   openat, unlinkat, fstat, fstatat, getdents64
+ *     CALL   openat, unlinkat, fstat, fstatat, getdents64, lseek, close,
+ *            fstatfs
  *     ERRNO  a name: EIO, EACCES, ENOENT...
  *     MATCH  a substring of the path (or "*": any)
  *     COUNT  how many matching calls fail (default 1; 0: all of them)
@@ -26,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 static struct {
@@ -162,4 +164,42 @@ ssize_t getdents64(int fd, void *dirp, size_t count)
 		return -1;
 	}
 	return real_getdents64(fd, dirp, count);
+}
+
+off_t lseek(int fd, off_t off, int whence)
+{
+	char buf[4096];
+	REAL(lseek);
+	load();
+	if (F.err && hit("lseek", fd_path(fd, buf, sizeof buf))) {
+		errno = F.err;
+		return -1;
+	}
+	return real_lseek(fd, off, whence);
+}
+
+/* The fd is released all the same, as Linux's close() does on error. */
+int close(int fd)
+{
+	char buf[4096];
+	REAL(close);
+	load();
+	if (F.err && hit("close", fd_path(fd, buf, sizeof buf))) {
+		real_close(fd);
+		errno = F.err;
+		return -1;
+	}
+	return real_close(fd);
+}
+
+int fstatfs(int fd, struct statfs *sb)
+{
+	char buf[4096];
+	REAL(fstatfs);
+	load();
+	if (F.err && hit("fstatfs", fd_path(fd, buf, sizeof buf))) {
+		errno = F.err;
+		return -1;
+	}
+	return real_fstatfs(fd, sb);
 }
