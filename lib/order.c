@@ -167,10 +167,72 @@ static int rec_cmp(const void *a, const void *b, void *names)
 	return key_cmp(x->ino, n + x->off, y->ino, n + y->off);
 }
 
+/* Sort by key with qsort_r: fast, but glibc's merge sort may take a
+ * temporary copy of the array.  For "inode", whose memory is the
+ * directory's size anyway. */
 static void table_sort(struct table *t)
 {
 	if (t->n > 1) /* an empty table may have no array at all */
 		qsort_r(t->v, t->n, sizeof *t->v, rec_cmp, t->names);
+}
+
+/* In-place heapsort, for the policies that must stay within their budget:
+ * no temporary memory at all. */
+typedef int rec_order(const struct rec *, const struct rec *, const char *);
+
+static int by_key(const struct rec *a, const struct rec *b, const char *names)
+{
+	return key_cmp(a->ino, names + a->off, b->ino, names + b->off);
+}
+
+static int by_off(const struct rec *a, const struct rec *b, const char *names)
+{
+	(void)names;
+	return a->off < b->off ? -1 : a->off > b->off;
+}
+
+/* Sift v[i] down the max-heap v[0..n-1]. */
+static void sift_down(struct rec *v, size_t n, size_t i, rec_order *cmp,
+                      const char *names)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < n && cmp(&v[l], &v[m], names) > 0)
+			m = l;
+		if (r < n && cmp(&v[r], &v[m], names) > 0)
+			m = r;
+		if (m == i)
+			return;
+		struct rec tmp = v[m];
+		v[m] = v[i];
+		v[i] = tmp;
+		i = m;
+	}
+}
+
+static void heapify(struct rec *v, size_t n, rec_order *cmp, const char *names)
+{
+	for (size_t i = n / 2; i-- > 0;)
+		sift_down(v, n, i, cmp, names);
+}
+
+/* Ascending order from a max-heap. */
+static void heap_to_sorted(struct rec *v, size_t n, rec_order *cmp,
+                           const char *names)
+{
+	while (n > 1) {
+		n--;
+		struct rec tmp = v[0];
+		v[0] = v[n];
+		v[n] = tmp;
+		sift_down(v, n, 0, cmp, names);
+	}
+}
+
+static void table_sort_in_place(struct table *t)
+{
+	heapify(t->v, t->n, by_key, t->names);
+	heap_to_sorted(t->v, t->n, by_key, t->names);
 }
 
 /* Hand out up to @max entries from the table.  Returns the number passed
@@ -340,7 +402,7 @@ static long window_next(struct window *w, struct fastrm_order_source *src,
 				break;
 		}
 		if (w->sort && w->t.n >= w->sort_min)
-			table_sort(&w->t);
+			table_sort_in_place(&w->t);
 		fastrm_order_account(src, table_bytes(&w->t));
 		if (w->t.n == 0)
 			return w->fallback ? fastrm_order_read(src, max, fn, ctx) : 0;
@@ -405,16 +467,22 @@ const struct fastrm_order order_gnulib = {
 /* ------------------------------------------------- global inode order */
 
 /*
- * Each pass reads the whole directory and keeps, in a max-heap bounded by
- * the budget, the smallest keys (inode, name) above the last key handed
- * out; the heap is then sorted and handed out.  A directory that fits the
- * budget takes one pass (a full sort); one ten times larger takes ten.
- * Names of entries pushed out of the heap become garbage in the arena,
- * which is compacted when it dominates.
+ * Each pass reads the whole directory and keeps, in a max-heap, the
+ * smallest keys (inode, name) above the last key handed out; the heap is
+ * then sorted and handed out.  A directory that fits takes one pass (a
+ * full sort); one ten times larger than the budget takes about ten.
+ *
+ * "global" holds exactly its budget: the record array and the name arena
+ * are allocated once, sized from the budget and the names of the first
+ * kernel buffer (16 bytes per record, 1.5 times the average name for the
+ * arena, so that names of entries pushed out of the heap can accumulate
+ * as garbage before the arena is compacted in place).  When the arena is
+ * full the heap gives up its largest keys until the new name fits; passes
+ * adapt to the names the directory really has.  "inode" ignores the
+ * budget: its table grows with the directory.
  */
 struct global {
 	struct table t;     /* a max-heap while a pass reads */
-	size_t limit;       /* heap entries */
 	bool unlimited;     /* "inode": ignore the budget */
 	bool handing_out;
 	bool last_pass;     /* the last pass saw every remaining entry */
@@ -441,19 +509,7 @@ static void heap_up(struct table *t, size_t i)
 
 static void heap_down(struct table *t, size_t i)
 {
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
-		if (l < t->n && key_cmp(HKEY(t, l), HKEY(t, m)) > 0)
-			m = l;
-		if (r < t->n && key_cmp(HKEY(t, r), HKEY(t, m)) > 0)
-			m = r;
-		if (m == i)
-			return;
-		struct rec tmp = t->v[m];
-		t->v[m] = t->v[i];
-		t->v[i] = tmp;
-		i = m;
-	}
+	sift_down(t->v, t->n, i, by_key, t->names);
 }
 
 static void heap_pop(struct table *t)
@@ -463,28 +519,71 @@ static void heap_pop(struct table *t)
 	heap_down(t, 0);
 }
 
-/* Copy live names to the front of the arena. */
-static int compact(struct table *t)
+/* Slide the live names to the front of the arena, in place: records in
+ * arena order, names moved down, then the heap rebuilt. */
+static void compact(struct table *t)
 {
-	char *p = malloc(t->live ? t->live : 1);
-	if (!p)
-		return -ENOMEM;
+	heapify(t->v, t->n, by_off, t->names);
+	heap_to_sorted(t->v, t->n, by_off, t->names);
 	size_t off = 0;
 	for (size_t i = 0; i < t->n; i++) {
-		memcpy(p + off, t->names + t->v[i].off, t->v[i].len + 1u);
+		memmove(t->names + off, t->names + t->v[i].off, t->v[i].len + 1u);
 		t->v[i].off = (uint32_t)off;
 		off += t->v[i].len + 1u;
 	}
-	memcpy(t->names, p, off);
-	free(p);
 	t->nlen = off;
+	heapify(t->v, t->n, by_key, t->names);
+}
+
+/* Allocate the bounded table once: @names bytes of names came with
+ * @entries entries in the first kernel buffer. */
+static int global_size(struct global *g, size_t budget, size_t entries,
+                       size_t names)
+{
+	struct table *t = &g->t;
+	size_t avg = entries ? (names + entries - 1) / entries : 16;
+	size_t cap = budget / (sizeof *t->v + avg + avg / 2);
+	/* any name must fit, whatever the others: two kernel buffers' worth
+	 * of names at least (the budget is never under 256 KiB) */
+	if (budget < cap * sizeof *t->v + 2 * BUF_NAMES)
+		cap = budget > 2 * BUF_NAMES ? (budget - 2 * BUF_NAMES) / sizeof *t->v : 0;
+	if (cap < 1024)
+		cap = 1024;
+	size_t arena = budget > cap * sizeof *t->v + 2 * BUF_NAMES
+	                       ? budget - cap * sizeof *t->v
+	                       : 2 * BUF_NAMES;
+	if (arena > UINT32_MAX)
+		arena = UINT32_MAX;
+	t->v = malloc(cap * sizeof *t->v);
+	t->names = malloc(arena);
+	if (!t->v || !t->names) {
+		table_free(t);
+		return -ENOMEM;
+	}
+	t->cap = cap;
+	t->ncap = arena;
 	return 0;
 }
 
 struct pass {
 	struct global *g;
 	bool saw_more; /* an eligible entry was dropped: not the last pass */
+	/* The smallest key dropped so far: every key kept must stay below
+	 * it, or the pass would keep a key above one it dropped, and the next
+	 * pass, starting above the largest key kept, would never see the
+	 * dropped one again. */
+	uint64_t ceil_ino;
+	char ceil_name[256];
 };
+
+static void drop(struct pass *ps, uint64_t ino, const char *name, size_t len)
+{
+	if (ps->saw_more && key_cmp(ino, name, ps->ceil_ino, ps->ceil_name) >= 0)
+		return;
+	ps->saw_more = true;
+	ps->ceil_ino = ino;
+	memcpy(ps->ceil_name, name, len + 1);
+}
 
 static int pass_add(void *ctx, const struct fastrm_dirent *d)
 {
@@ -494,10 +593,24 @@ static int pass_add(void *ctx, const struct fastrm_dirent *d)
 
 	if (g->have_thr && key_cmp(d->ino, d->name, g->thr_ino, g->thr_name) <= 0)
 		return 0; /* handed out in an earlier pass */
-	if (t->n >= g->limit) {
-		ps->saw_more = true;
-		if (key_cmp(d->ino, d->name, HKEY(t, 0)) >= 0)
+	if (ps->saw_more && key_cmp(d->ino, d->name, ps->ceil_ino, ps->ceil_name) >= 0)
+		return 0; /* for a later pass */
+	size_t need = d->namelen + 1;
+	while (t->n == t->cap || t->nlen + need > t->ncap) {
+		size_t garbage = t->nlen - t->live;
+		if (t->n == 0 || (t->n < t->cap && garbage >= need &&
+		                  garbage >= t->ncap / 4)) {
+			/* a quarter of the arena at least: compactions stay
+			 * rare (amortised O(log n) per entry) */
+			compact(t);
+			continue;
+		}
+		/* Full: the entry is kept only instead of larger keys. */
+		if (key_cmp(d->ino, d->name, HKEY(t, 0)) >= 0) {
+			drop(ps, d->ino, d->name, d->namelen);
 			return 0;
+		}
+		drop(ps, t->v[0].ino, t->names + t->v[0].off, t->v[0].len);
 		heap_pop(t);
 	}
 	table_push(t, d);
@@ -505,10 +618,47 @@ static int pass_add(void *ctx, const struct fastrm_dirent *d)
 	return 0;
 }
 
+/* "inode": the table grows by what each kernel buffer brings. */
+static long global_pass_unlimited(struct global *g, struct fastrm_order_source *src,
+                                  struct pass *ps)
+{
+	for (;;) {
+		long n = load_reserved(&g->t, src, pass_add, ps);
+		if (n < 0)
+			return n;
+		if (n == 0)
+			return 0;
+	}
+}
+
+/* "global": the table was sized once, from the first buffer. */
+static long global_pass_bounded(struct global *g, struct fastrm_order_source *src,
+                                struct pass *ps)
+{
+	for (;;) {
+		size_t names = 0;
+		if (src->eof)
+			return 0;
+		long n = dirread_load(src->rd, src->fd, &names);
+		if (n <= 0) {
+			if (n == 0)
+				src->eof = true;
+			return n;
+		}
+		if (!g->t.v && global_size(g, src->budget, (size_t)n, names) < 0) {
+			int rc = dirread_unload(src->rd, src->fd);
+			return rc < 0 ? rc : -ENOMEM;
+		}
+		long k = dirread_pass(src->rd, pass_add, ps);
+		if (k < 0)
+			return k;
+	}
+}
+
 static long global_pass(struct global *g, struct fastrm_order_source *src)
 {
 	struct table *t = &g->t;
-	struct pass ps = { g, false };
+	struct pass ps = { .g = g };
 
 	if (g->have_thr || src->eof) {
 		int rc = fastrm_order_rewind(src);
@@ -516,19 +666,15 @@ static long global_pass(struct global *g, struct fastrm_order_source *src)
 			return rc;
 	}
 	table_reset(t);
-	for (;;) {
-		/* Room for one more kernel buffer, compacting first when most
-		 * of the arena is garbage. */
-		if (t->nlen - t->live > t->live + BUF_NAMES && compact(t) < 0)
-			return -ENOMEM;
-		long n = load_reserved(t, src, pass_add, &ps);
-		if (n < 0)
-			return n;
-		if (n == 0)
-			break;
-	}
+	long rc = g->unlimited ? global_pass_unlimited(g, src, &ps)
+	                       : global_pass_bounded(g, src, &ps);
+	if (rc < 0)
+		return rc;
 	g->last_pass = !ps.saw_more;
-	table_sort(t);
+	if (g->unlimited)
+		table_sort(t);
+	else    /* the table is a max-heap already */
+		heap_to_sorted(t->v, t->n, by_key, t->names);
 	t->pos = 0;
 	return (long)t->n;
 }
@@ -596,7 +742,6 @@ static long global_common(void **state, struct fastrm_order_source *src,
 			return fastrm_order_read(src, max, fn, ctx);
 		}
 		g->unlimited = unlimited;
-		g->limit = unlimited ? SIZE_MAX : budget_entries(src);
 		*state = g;
 	}
 	for (;;) {
