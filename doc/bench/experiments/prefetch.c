@@ -27,13 +27,74 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-struct e { uint64_t ino; char *name; };
-static struct e *v; static size_t n; static int dfd; static _Atomic size_t done; static size_t lead;
-static int cmp(const void *a, const void *b){ const struct e *x=a,*y=b; return x->ino<y->ino?-1:x->ino>y->ino; }
-static void *pf(void *arg){ (void)arg; struct stat sb; for(size_t i=0;i<n;i++){ while(i > atomic_load_explicit(&done, memory_order_relaxed)+lead) usleep(50); if (i < atomic_load_explicit(&done, memory_order_relaxed)) { i = atomic_load(&done); } fstatat(dfd, v[i].name, &sb, AT_SYMLINK_NOFOLLOW);} return NULL; }
-int main(int c, char **argv){ int p = c>2 && argv[1][0]=='-'; const char *dir=argv[c-1]; lead = getenv("LEAD")?atol(getenv("LEAD")):4096;
- dfd=open(dir,O_RDONLY|O_DIRECTORY); static char buf[65536]; size_t cap=1024; v=malloc(cap*sizeof *v);
- for(;;){ long k=syscall(SYS_getdents64,dfd,buf,sizeof buf); if(k<=0)break; for(long o=0;o<k;){ struct dirent64 *d=(void*)(buf+o); o+=d->d_reclen; if(d->d_name[0]=='.'&&(!d->d_name[1]||(d->d_name[1]=='.'&&!d->d_name[2])))continue; if(n==cap){cap*=2;v=realloc(v,cap*sizeof*v);} v[n].ino=d->d_ino; v[n].name=strdup(d->d_name); n++; } }
- qsort(v,n,sizeof*v,cmp); pthread_t t; if(p) pthread_create(&t,NULL,pf,NULL);
- for(size_t i=0;i<n;i++){ unlinkat(dfd,v[i].name,0); atomic_store_explicit(&done,i,memory_order_relaxed);} 
- if(p) pthread_join(t,NULL); close(dfd); return rmdir(dir); }
+struct e {
+	uint64_t ino;
+	char *name;
+};
+static struct e *v;
+static size_t n;
+static int dfd;
+static _Atomic size_t done;
+static size_t lead;
+static int cmp(const void *a, const void *b)
+{
+	const struct e *x = a, *y = b;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+static void *pf(void *arg)
+{
+	(void)arg;
+	struct stat sb;
+	for (size_t i = 0; i < n; i++) {
+		while (i >
+		       atomic_load_explicit(&done, memory_order_relaxed) + lead)
+			usleep(50);
+		if (i < atomic_load_explicit(&done, memory_order_relaxed)) {
+			i = atomic_load(&done);
+		}
+		fstatat(dfd, v[i].name, &sb, AT_SYMLINK_NOFOLLOW);
+	}
+	return NULL;
+}
+int main(int c, char **argv)
+{
+	int p = c > 2 && argv[1][0] == '-';
+	const char *dir = argv[c - 1];
+	lead = getenv("LEAD") ? atol(getenv("LEAD")) : 4096;
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	static char buf[65536];
+	size_t cap = 1024;
+	v = malloc(cap * sizeof *v);
+	for (;;) {
+		long k = syscall(SYS_getdents64, dfd, buf, sizeof buf);
+		if (k <= 0)
+			break;
+		for (long o = 0; o < k;) {
+			struct dirent64 *d = (void *)(buf + o);
+			o += d->d_reclen;
+			if (d->d_name[0] == '.' &&
+			    (!d->d_name[1] ||
+			     (d->d_name[1] == '.' && !d->d_name[2])))
+				continue;
+			if (n == cap) {
+				cap *= 2;
+				v = realloc(v, cap * sizeof *v);
+			}
+			v[n].ino = d->d_ino;
+			v[n].name = strdup(d->d_name);
+			n++;
+		}
+	}
+	qsort(v, n, sizeof *v, cmp);
+	pthread_t t;
+	if (p)
+		pthread_create(&t, NULL, pf, NULL);
+	for (size_t i = 0; i < n; i++) {
+		unlinkat(dfd, v[i].name, 0);
+		atomic_store_explicit(&done, i, memory_order_relaxed);
+	}
+	if (p)
+		pthread_join(t, NULL);
+	close(dfd);
+	return rmdir(dir);
+}
