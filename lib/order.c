@@ -265,18 +265,27 @@ static int collect(void *ctx, const struct fastrm_dirent *d)
  * directory), -ENOMEM if no room could be had (the directory's position
  * is then restored, so the next read gets the same entries), or another
  * negative errno. */
+/* Load the next kernel buffer without passing it on: the number of
+ * entries (and in @names the bytes of their names), 0 at the end of the
+ * directory, or a negative errno. */
+static long load_next(struct fastrm_order_source *src, size_t *names)
+{
+	*names = 0;
+	if (src->eof)
+		return 0;
+	long n = dirread_load(src->rd, src->fd, names);
+	if (n == 0)
+		src->eof = true;
+	return n;
+}
+
 static long load_reserved(struct table *t, struct fastrm_order_source *src,
                           fastrm_emit_fn fn, void *ctx)
 {
-	size_t names = 0;
-	if (src->eof)
-		return 0;
-	long n = dirread_load(src->rd, src->fd, &names);
-	if (n <= 0) {
-		if (n == 0)
-			src->eof = true;
+	size_t names;
+	long n = load_next(src, &names);
+	if (n <= 0)
 		return n;
-	}
 	if (table_reserve(t, (size_t)n, names) < 0) {
 		/* Put the buffer back: the directory is read again from here. */
 		int rc = dirread_unload(src->rd, src->fd);
@@ -636,15 +645,10 @@ static long global_pass_bounded(struct global *g, struct fastrm_order_source *sr
                                 struct pass *ps)
 {
 	for (;;) {
-		size_t names = 0;
-		if (src->eof)
-			return 0;
-		long n = dirread_load(src->rd, src->fd, &names);
-		if (n <= 0) {
-			if (n == 0)
-				src->eof = true;
+		size_t names;
+		long n = load_next(src, &names);
+		if (n <= 0)
 			return n;
-		}
 		if (!g->t.v && global_size(g, src->budget, (size_t)n, names) < 0) {
 			int rc = dirread_unload(src->rd, src->fd);
 			return rc < 0 ? rc : -ENOMEM;
