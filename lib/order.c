@@ -620,6 +620,20 @@ static int pass_add(void *ctx, const struct fastrm_dirent *d)
 			return 0;
 		}
 		drop(ps, t->v[0].ino, t->names + t->v[0].off, t->v[0].len);
+		if (d->namelen <= t->v[0].len) {
+			/* The new entry takes the place of the largest, name
+			 * and all: no garbage (names of one length, as
+			 * generated ones often are, never need compacting),
+			 * and one sift instead of two. */
+			struct rec *r = &t->v[0];
+			t->live -= r->len - d->namelen;
+			r->ino = d->ino;
+			r->len = (uint16_t)d->namelen;
+			r->type = d->type;
+			memcpy(t->names + r->off, d->name, d->namelen + 1);
+			heap_down(t, 0);
+			return 0;
+		}
 		heap_pop(t);
 	}
 	table_push(t, d);
