@@ -10,8 +10,9 @@
  *
  * All sorted policies keep entries in one compact table: 16 bytes per
  * entry plus its name in an arena; no allocation per entry.  Memory is
- * reserved before each kernel buffer is read, so an allocation failure
- * never loses an entry: the policy then falls back to directory order.
+ * reserved before each kernel buffer is read ("global" allocates its
+ * budget once, at the first buffer), so an allocation failure never loses
+ * an entry: the policy then falls back to directory order.
  */
 #define _GNU_SOURCE
 #include "order.h"
@@ -637,7 +638,8 @@ static int pass_add(void *ctx, const struct fastrm_dirent *d)
 		heap_pop(t);
 	}
 	table_push(t, d);
-	heap_up(t, t->n - 1);
+	if (!g->unlimited) /* "inode" sorts once at the end, never pops */
+		heap_up(t, t->n - 1);
 	return 0;
 }
 
