@@ -345,6 +345,25 @@ bool order_fs_unsorted(int fd)
 static char no_memory_state;
 #define NO_MEMORY ((void *)&no_memory_state)
 
+/* A policy's per-directory state of @size bytes, zeroed and allocated at
+ * its first call (@fresh is then set), or NULL, for good, if that
+ * allocation failed. */
+static void *state_get(void **state, size_t size, bool *fresh)
+{
+	*fresh = false;
+	if (!*state) {
+		void *p = calloc(1, size);
+		*fresh = p != NULL;
+		*state = p ? p : NO_MEMORY;
+	}
+	return *state == NO_MEMORY ? NULL : *state;
+}
+
+static bool state_live(const void *state)
+{
+	return state && state != NO_MEMORY;
+}
+
 /* ------------------------------------------------------------ directory */
 
 static long directory_next(void **state, struct fastrm_order_source *src,
@@ -373,24 +392,12 @@ struct window {
 	bool fallback;   /* out of memory: directory order from here on */
 };
 
-static struct window *window_new(void **state, size_t limit, size_t sort_min,
-                                 bool sort)
+static void window_init(struct window *w, size_t limit, size_t sort_min,
+                        bool sort)
 {
-	struct window *w = *state;
-	if (w == NO_MEMORY)
-		return NULL;
-	if (!w) {
-		w = calloc(1, sizeof *w);
-		if (!w) {
-			*state = NO_MEMORY;
-			return NULL;
-		}
-		w->limit = limit ? limit : 1;
-		w->sort_min = sort_min;
-		w->sort = sort;
-		*state = w;
-	}
-	return w;
+	w->limit = limit ? limit : 1;
+	w->sort_min = sort_min;
+	w->sort = sort;
 }
 
 static long window_next(struct window *w, struct fastrm_order_source *src,
@@ -429,10 +436,9 @@ static long window_next(struct window *w, struct fastrm_order_source *src,
 static void window_release(void *state)
 {
 	struct window *w = state;
-	if (w == NO_MEMORY)
+	if (!state_live(w))
 		return;
-	if (w)
-		table_free(&w->t);
+	table_free(&w->t);
 	free(w);
 }
 
@@ -448,9 +454,12 @@ static size_t budget_entries(const struct fastrm_order_source *src)
 static long chunked_next(void **state, struct fastrm_order_source *src,
                          size_t max, fastrm_emit_fn fn, void *ctx)
 {
-	struct window *w = window_new(state, budget_entries(src), 0, true);
+	bool fresh;
+	struct window *w = state_get(state, sizeof *w, &fresh);
 	if (!w)
 		return fastrm_order_read(src, max, fn, ctx);
+	if (fresh)
+		window_init(w, budget_entries(src), 0, true);
 	return window_next(w, src, max, fn, ctx);
 }
 
@@ -461,12 +470,13 @@ const struct fastrm_order order_chunked = {
 static long gnulib_next(void **state, struct fastrm_order_source *src,
                         size_t max, fastrm_emit_fn fn, void *ctx)
 {
-	struct window *w = *state;
-	if (!w || w == NO_MEMORY)
-		w = window_new(state, ORDER_GNULIB_WINDOW, ORDER_SORT_MIN,
-		               !order_fs_unsorted(src->fd));
+	bool fresh;
+	struct window *w = state_get(state, sizeof *w, &fresh);
 	if (!w)
 		return fastrm_order_read(src, max, fn, ctx);
+	if (fresh)
+		window_init(w, ORDER_GNULIB_WINDOW, ORDER_SORT_MIN,
+		            !order_fs_unsorted(src->fd));
 	return window_next(w, src, max, fn, ctx);
 }
 
@@ -752,18 +762,12 @@ static long global_common(void **state, struct fastrm_order_source *src,
                           size_t max, fastrm_emit_fn fn, void *ctx,
                           bool unlimited)
 {
-	struct global *g = *state;
-	if (g == NO_MEMORY)
+	bool fresh;
+	struct global *g = state_get(state, sizeof *g, &fresh);
+	if (!g)
 		return fastrm_order_read(src, max, fn, ctx);
-	if (!g) {
-		g = calloc(1, sizeof *g);
-		if (!g) {
-			*state = NO_MEMORY;
-			return fastrm_order_read(src, max, fn, ctx);
-		}
+	if (fresh)
 		g->unlimited = unlimited;
-		*state = g;
-	}
 	for (;;) {
 		if (g->fallback)
 			return fallback_next(g, src, max, fn, ctx);
@@ -810,10 +814,9 @@ static long inode_next(void **state, struct fastrm_order_source *src,
 static void global_release(void *state)
 {
 	struct global *g = state;
-	if (g == NO_MEMORY)
+	if (!state_live(g))
 		return;
-	if (g)
-		table_free(&g->t);
+	table_free(&g->t);
 	free(g);
 }
 
@@ -860,28 +863,21 @@ struct autostate {
 static long auto_next(void **state, struct fastrm_order_source *src,
                       size_t max, fastrm_emit_fn fn, void *ctx)
 {
-	struct autostate *a = *state;
-	if (a == NO_MEMORY)
+	bool fresh;
+	struct autostate *a = state_get(state, sizeof *a, &fresh);
+	if (!a)
 		return fastrm_order_read(src, max, fn, ctx);
-	if (!a) {
-		a = calloc(1, sizeof *a);
-		if (!a) {
-			*state = NO_MEMORY;
-			return fastrm_order_read(src, max, fn, ctx);
-		}
+	if (fresh)
 		a->p = auto_choose(src);
-		*state = a;
-	}
 	return a->p->next(&a->inner, src, max, fn, ctx);
 }
 
 static void auto_release(void *state)
 {
 	struct autostate *a = state;
-	if (a == NO_MEMORY)
+	if (!state_live(a))
 		return;
-	if (a)
-		a->p->release(a->inner);
+	a->p->release(a->inner);
 	free(a);
 }
 
