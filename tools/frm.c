@@ -8,10 +8,13 @@
  * messages (prefixed with argv[0] as invoked) and the exit status.  It
  * walks with the flags GNU rm uses (FTS_CWDFD|FTS_NOSTAT|FTS_PHYSICAL,
  * plus FTS_XDEV for --one-file-system) and removes each entry with
- * unlinkat() relative to fts_cwd_fd.
+ * unlinkat() relative to fts_cwd_fd.  With --jobs=N, the unlinks of
+ * non-directories go to libfastrm's removal engine (N threads); their
+ * results are retired in order, so the output is the same.
  */
 #define _GNU_SOURCE
 #include <fastrm/fts.h>
+#include <fastrm/remove.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -65,6 +68,7 @@ struct rm_options {
 	bool progress;
 	const struct fastrm_order *order;
 	size_t memory;
+	unsigned jobs;
 };
 
 enum rm_status { RM_OK, RM_USER_ACCEPTED, RM_USER_DECLINED, RM_ERROR };
@@ -135,6 +139,8 @@ static void usage(void)
 "                          global or gnulib; see ORDERING POLICIES in frm(1)\n"
 "      --memory=SIZE     memory the ordering may use, e.g. 64M (default 8M);\n"
 "                          K, M, G are powers of 1024\n"
+"      --jobs=N          unlink files with N threads (1-64, default 1); the\n"
+"                          output stays the same\n"
 "      --help     display this help and exit\n"
 "      --version  output version information and exit\n"
 "\n"
@@ -349,15 +355,19 @@ static void progress(const char *where, bool force)
 	counters.shown = true;
 }
 
-/* A child failed: no ancestor may be removed. */
-static void mark_ancestor_dirs(FTSENT *ent)
+/* A child of @dir failed: neither @dir nor any ancestor may be removed. */
+static void mark_dirs_from(FTSENT *dir)
 {
-	for (FTSENT *p = ent->fts_parent; p->fts_level >= FTS_ROOTLEVEL;
-	     p = p->fts_parent) {
+	for (FTSENT *p = dir; p->fts_level >= FTS_ROOTLEVEL; p = p->fts_parent) {
 		if (p->fts_number)
 			break;
 		p->fts_number = 1;
 	}
+}
+
+static void mark_ancestor_dirs(FTSENT *ent)
+{
+	mark_dirs_from(ent->fts_parent);
 }
 
 static void skip_tree(FTS *fts, FTSENT *ent)
@@ -370,6 +380,17 @@ static void skip_tree(FTS *fts, FTSENT *ent)
 static bool nonexistent_errno(int e)
 {
 	return e == ENOENT || e == ENOTDIR || e == EILSEQ || e == EINVAL;
+}
+
+/* With EROFS, a missing file is still ignorable with -f: some kernels
+ * report EROFS for missing files on read-only file systems. */
+static int refine_erofs(int err, int dirfd, const char *name)
+{
+	struct stat st;
+	if (err == EROFS &&
+	    fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT)
+		return ENOENT;
+	return err;
 }
 
 static enum rm_status excise(FTS *fts, FTSENT *ent,
@@ -397,14 +418,7 @@ static enum rm_status excise(FTS *fts, FTSENT *ent,
 			progress(ent->fts_path, false);
 		return RM_OK;
 	}
-	/* Some kernels report EROFS for missing files on read-only file
-	 * systems: a missing file is still ignorable with -f. */
-	if (errno == EROFS) {
-		struct stat st;
-		if (!(fstatat(fts->fts_cwd_fd, ent->fts_accpath, &st,
-		              AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT))
-			errno = EROFS;
-	}
+	errno = refine_erofs(errno, fts->fts_cwd_fd, ent->fts_accpath);
 	if (x->ignore_missing && nonexistent_errno(errno))
 		return RM_OK;
 	/* rmdir of an unreadable directory says EISDIR/ENOTEMPTY...: the
@@ -578,6 +592,130 @@ static enum rm_status rm_fts(FTS *fts, FTSENT *ent, const struct rm_options *x)
 	}
 }
 
+/* ----------------------------------------------------- --jobs=N unlinks */
+
+/* The unlinks in flight all belong to one directory, whose path is copied
+ * here: a result is retired (counted, reported) before frm handles any
+ * entry of another directory, any directory, or anything that may prompt,
+ * so messages come out in the order a serial removal prints them. */
+static struct {
+	struct fastrm_unlinker *u;
+	FTSENT *dir;      /* the directory of the pending unlinks */
+	char *path;       /* its path without a trailing slash, then '/' */
+	size_t len, cap;  /* bytes of that prefix; room in path */
+} jobs;
+
+static void tally(enum rm_status *status, enum rm_status s)
+{
+	if (s == RM_ERROR) {
+		counters.failures++;
+		*status = RM_ERROR;
+	} else if (s == RM_USER_DECLINED && *status == RM_OK) {
+		*status = RM_USER_DECLINED;
+	}
+}
+
+/* The path of @name in the pending directory, as fts would have made it. */
+static const char *pending_path(const char *name)
+{
+	size_t n = strlen(name);
+	if (jobs.len + n + 1 > jobs.cap) {
+		size_t cap = 2 * (jobs.len + n + 1);
+		char *p = realloc(jobs.path, cap);
+		if (!p)
+			return name; /* the message loses its directory, no more */
+		jobs.path = p;
+		jobs.cap = cap;
+	}
+	memcpy(jobs.path + jobs.len, name, n + 1);
+	return jobs.path;
+}
+
+static enum rm_status finish_unlink(const struct fastrm_unlink_done *d,
+                                    const struct rm_options *x)
+{
+	if (d->error == 0) {
+		counters.files++;
+		if (x->verbose)
+			printf("removed %s\n", quote_always(0, pending_path(d->name)));
+		if (x->progress)
+			progress(pending_path(d->name), false);
+		return RM_OK;
+	}
+	int err = refine_erofs(d->error, d->dirfd, d->name);
+	if (x->ignore_missing && nonexistent_errno(err))
+		return RM_OK;
+	error_msg(err, "cannot remove %s", quote_always(0, pending_path(d->name)));
+	mark_dirs_from(d->data);
+	return RM_ERROR;
+}
+
+/* Retire every finished result (@wait: every pending one). */
+static void retire(bool wait, const struct rm_options *x, enum rm_status *status)
+{
+	struct fastrm_unlink_done d;
+	while (jobs.u && fastrm_unlinker_retire(jobs.u, wait, &d) == 1)
+		tally(status, finish_unlink(&d, x));
+}
+
+/* prompt() returns RM_OK for a non-directory without a look or a word. */
+static bool prompt_is_silent(const struct rm_options *x)
+{
+	return x->interactive == RMI_NEVER ||
+	       (x->interactive != RMI_ALWAYS && (x->ignore_missing || !x->stdin_tty));
+}
+
+/* Hand @ent's unlink to the engine, if it can take it.  false: remove it
+ * the usual way (everything pending has been retired then). */
+static bool defer_unlink(FTS *fts, FTSENT *ent, const struct rm_options *x,
+                         enum rm_status *status)
+{
+	bool plain = ent->fts_info == FTS_F || ent->fts_info == FTS_SL ||
+	             ent->fts_info == FTS_SLNONE || ent->fts_info == FTS_NSOK ||
+	             ent->fts_info == FTS_DEFAULT;
+	if (!jobs.u || !plain || ent->fts_level <= FTS_ROOTLEVEL ||
+	    !prompt_is_silent(x)) {
+		retire(true, x, status);
+		/* A directory's FTSENT is freed only after its postorder
+		 * visit, which comes here: forgetting the pointer now means
+		 * no later directory can be taken for it. */
+		jobs.dir = NULL;
+		return false;
+	}
+	if (ent->fts_parent != jobs.dir) {
+		retire(true, x, status);
+		jobs.dir = NULL;
+		FTSENT *dir = ent->fts_parent;
+		size_t base = dir->fts_pathlen;
+		if (base && dir->fts_path[base - 1] == '/')
+			base--;
+		if (base + 2 > jobs.cap) {
+			char *p = realloc(jobs.path, base + 2);
+			if (!p)
+				return false;
+			jobs.path = p;
+			jobs.cap = base + 2;
+		}
+		if (fastrm_unlinker_set_dir(jobs.u, fts->fts_cwd_fd) != 0)
+			return false;
+		memcpy(jobs.path, dir->fts_path, base);
+		jobs.path[base] = '/';
+		jobs.len = base + 1;
+		jobs.dir = dir;
+	}
+	while (fastrm_unlinker_submit(jobs.u, ent->fts_accpath, 0,
+	                              ent->fts_parent) != 0) {
+		struct fastrm_unlink_done d;
+		if (errno != EAGAIN || fastrm_unlinker_retire(jobs.u, true, &d) != 1) {
+			retire(true, x, status);
+			return false;
+		}
+		tally(status, finish_unlink(&d, x));
+	}
+	retire(false, x, status);
+	return true;
+}
+
 static enum rm_status rm(char *const *files, const struct rm_options *x)
 {
 	enum rm_status status = RM_OK;
@@ -591,25 +729,29 @@ static enum rm_status rm(char *const *files, const struct rm_options *x)
 	}
 	fastrm_fts_set_order(fts, x->order);
 	fastrm_fts_set_memory_budget(fts, x->memory);
+	/* Without threads (none to be had), frm removes serially. */
+	if (x->jobs > 1)
+		jobs.u = fastrm_unlinker_new(x->jobs, 0);
 	for (;;) {
 		if (stop_signal)
 			break;
 		FTSENT *ent = fastrm_fts_read(fts);
 		if (!ent) {
-			if (errno != 0) {
-				error_msg(errno, "fts_read failed");
+			int err = errno;
+			retire(true, x, &status);
+			if (err != 0) {
+				error_msg(err, "fts_read failed");
 				status = RM_ERROR;
 			}
 			break;
 		}
-		enum rm_status s = rm_fts(fts, ent, x);
-		if (s == RM_ERROR) {
-			counters.failures++;
-			status = RM_ERROR;
-		} else if (s == RM_USER_DECLINED && status == RM_OK) {
-			status = RM_USER_DECLINED;
-		}
+		if (!defer_unlink(fts, ent, x, &status))
+			tally(&status, rm_fts(fts, ent, x));
 	}
+	retire(true, x, &status);
+	fastrm_unlinker_free(jobs.u);
+	jobs.u = NULL;
+	free(jobs.path);
 	if (fastrm_fts_close(fts) != 0) {
 		error_msg(errno, "fts_close failed");
 		status = RM_ERROR;
@@ -644,6 +786,7 @@ enum {
 	OPT_PROGRESS,
 	OPT_ORDER,
 	OPT_MEMORY,
+	OPT_JOBS,
 	OPT_HELP,
 	OPT_VERSION,
 };
@@ -663,6 +806,7 @@ static const struct option long_options[] = {
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "order", required_argument, NULL, OPT_ORDER },
 	{ "memory", required_argument, NULL, OPT_MEMORY },
+	{ "jobs", required_argument, NULL, OPT_JOBS },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -745,7 +889,8 @@ int main(int argc, char **argv)
 {
 	struct rm_options x = { .interactive = RMI_SOMETIMES,
 		                .order = fastrm_order_by_name("auto"),
-		                .memory = FASTRM_DEFAULT_BUDGET };
+		                .memory = FASTRM_DEFAULT_BUDGET,
+		                .jobs = 1 };
 	bool preserve_root = true, prompt_once = false;
 	static struct stat root_st;
 	int c;
@@ -837,6 +982,20 @@ int main(int argc, char **argv)
 				return EXIT_FAILURE;
 			}
 			break;
+		case OPT_JOBS: {
+			char *end;
+			errno = 0;
+			unsigned long n = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || n < 1 || n > 64 ||
+			    optarg[0] == '-' || optarg[0] == '+') {
+				error_msg(0, "invalid number of jobs %s (1 to 64)",
+				          quote_always(0, optarg));
+				try_help();
+				return EXIT_FAILURE;
+			}
+			x.jobs = (unsigned)n;
+			break;
+		}
 		case OPT_HELP:
 			usage();
 			return EXIT_SUCCESS;

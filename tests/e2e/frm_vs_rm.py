@@ -10,6 +10,9 @@ exit status, stdout, stderr and the tree left behind.  Cases that need root
 reason when they cannot run.
 
 usage: frm_vs_rm.py FRM [GNU_RM]
+
+FRM_ARGS in the environment: options given to frm before each case's own
+(for example --jobs=3: the same output from threaded unlinks).
 """
 import os
 import pty
@@ -23,6 +26,7 @@ FRM = os.path.abspath(sys.argv[1])
 GNU_RM = sys.argv[2] if len(sys.argv) > 2 else shutil.which("rm")
 IS_ROOT = os.geteuid() == 0
 NOBODY = 65534
+FRM_ARGS = os.environ.get("FRM_ARGS", "").split()
 ENV = {"LC_ALL": "C", "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
 
 
@@ -239,10 +243,9 @@ CASES = [
 ]
 
 
-def run_one(tool, argv0, case, root):
+def run_one(tool, argv0, case, root, extra=()):
     """Run one tool on a built fixture; returns (status, out, err)."""
-    argv = [argv0] + case.args
-    cmd = [tool] + case.args
+    cmd = [tool] + list(extra) + case.args
     prefix = []
     if case.mount:
         # A private mount namespace: the tmpfs vanishes with the process.
@@ -298,7 +301,8 @@ def main():
                     subprocess.run(["chown", "-R", "-h", "%d:%d" % (NOBODY, NOBODY),
                                     root], check=True)
                 argv0 = case.argv0 if label == "frm" else case.argv0.replace("frm", "rm")
-                st, out, err = run_one(tool, argv0, case, root)
+                st, out, err = run_one(tool, argv0, case, root,
+                                       FRM_ARGS if label == "frm" else ())
                 if label == "frm" and case.argv0 != "rm":
                     err = err.replace(case.argv0.encode(), case.argv0.replace("frm", "rm").encode())
                 unfreeze(root)

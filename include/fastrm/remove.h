@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libfastrm's removal engine: unlinkat() calls carried out by worker
+ * threads, their results handed back in the order they were submitted.
+ *
+ * One thread unlinking in one huge directory waits on the disk for much of
+ * the time, and the kernel frees each inode after it has dropped the
+ * directory's lock; a few threads overlap that work.  The caller (one
+ * thread) keeps the traversal: it sets the directory, submits names, and
+ * retires results in submission order, so its messages come out exactly as
+ * a serial removal would print them.
+ *
+ *   struct fastrm_unlinker *u = fastrm_unlinker_new(2, 0);
+ *   fastrm_unlinker_set_dir(u, dirfd);         // queue empty: dup()s dirfd
+ *   fastrm_unlinker_submit(u, "name", 0, ctx); // -1/EAGAIN when full:
+ *   fastrm_unlinker_retire(u, true, &done);    //   retire one, submit again
+ *   ...
+ *   fastrm_unlinker_free(u);                   // finishes what was queued
+ */
+#ifndef FASTRM_REMOVE_H
+#define FASTRM_REMOVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A queue of unlinkat() calls and the threads that make them (opaque). */
+struct fastrm_unlinker;
+
+/** A finished unlinkat(), as fastrm_unlinker_retire() hands it back. */
+struct fastrm_unlink_done {
+	const char *name; /* as submitted; valid until the next call */
+	int dirfd;        /* the directory (the engine's copy of the fd) */
+	int flags;        /* as submitted: 0 or AT_REMOVEDIR */
+	int error;        /* 0, or the errno unlinkat() failed with */
+	void *data;       /* as submitted */
+};
+
+/** Start @jobs worker threads (1 to 64) with room for @depth queued calls
+ *  (0: a default).  Returns NULL with errno set on failure. */
+struct fastrm_unlinker *fastrm_unlinker_new(unsigned jobs, size_t depth);
+
+/** Make the calls submitted from now on relative to @dirfd (duplicated,
+ *  so the caller may close its own).  Only while nothing is pending:
+ *  returns 0, or -1 with errno EBUSY (results not yet retired) or dup()'s
+ *  error (then nothing changes). */
+int fastrm_unlinker_set_dir(struct fastrm_unlinker *u, int dirfd);
+
+/** Queue unlinkat(dir, @name, @flags); @data comes back with its result.
+ *  Returns 0, or -1 with errno EAGAIN (the queue is full: retire first),
+ *  EBADF (no directory set), ENAMETOOLONG (more than NAME_MAX bytes) or
+ *  EINVAL (@name contains '/', or @flags is not 0 or AT_REMOVEDIR). */
+int fastrm_unlinker_submit(struct fastrm_unlinker *u, const char *name,
+                           int flags, void *data);
+
+/** The oldest submitted call's result, once it is done.  Returns 1 and
+ *  fills *@out; 0 when nothing is pending, or when @wait is false and the
+ *  oldest call has not finished yet. */
+int fastrm_unlinker_retire(struct fastrm_unlinker *u, bool wait,
+                           struct fastrm_unlink_done *out);
+
+/** Calls submitted and not yet retired. */
+size_t fastrm_unlinker_pending(const struct fastrm_unlinker *u);
+
+/** Finish every queued call (results not retired are dropped), stop the
+ *  threads, close the directory copy, free @u (NULL accepted). */
+void fastrm_unlinker_free(struct fastrm_unlinker *u);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FASTRM_REMOVE_H */
