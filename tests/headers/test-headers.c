@@ -3,10 +3,12 @@
  * alone, and linking one call proves the prefixed names are exported. */
 #include <fastrm/fts.h>
 #include <fastrm/compat/fts.h>
+#include <fastrm/remove.h>
 
 int main(void)
 {
 	char *argv[] = { NULL };
 	FTS *f = fts_open(argv, FTS_PHYSICAL, NULL);
+	fastrm_unlinker_free(fastrm_unlinker_new(1, 0));
 	return fastrm_fts_close(f);
 }
