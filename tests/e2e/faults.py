@@ -9,6 +9,9 @@ it is transient or ignorable), and exactly which files are left: the
 failing entry and its ancestors, nothing else.
 
 usage: faults.py FRM LIBFAULT.so
+
+FRM_ARGS in the environment: options given to frm before each row's own
+(for example --jobs=3: the unlinks then fail in worker threads).
 """
 import os
 import shutil
@@ -17,6 +20,7 @@ import sys
 import tempfile
 
 FRM, FAULT = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+FRM_ARGS = os.environ.get("FRM_ARGS", "").split()
 
 TREE = ["t/keep1", "t/a/f1", "t/a/victim", "t/a/f2", "t/b/g1", "t/b/g2",
         "t/vdir/h1", "t/vdir/h2"]
@@ -96,7 +100,7 @@ def main():
             for f in tree:
                 os.makedirs(os.path.join(root, os.path.dirname(f)), exist_ok=True)
                 open(os.path.join(root, f), "w").close()
-            p = subprocess.run(["frm", "-r"] + opts + ["t"], executable=FRM,
+            p = subprocess.run(["frm", "-r"] + FRM_ARGS + opts + ["t"], executable=FRM,
                                cwd=root, capture_output=True,
                                env=dict(env, FASTRM_FAULT=fault), timeout=60)
             err = p.stderr.decode(errors="replace").splitlines()

@@ -108,8 +108,13 @@ int main(int argc, char **argv)
 		return 2;
 	char *frm = realpath(argv[1], NULL);
 	int rounds = argc > 2 ? atoi(argv[2]) : 500;
-	static const char *const orders[] = { "directory", "inode", "chunked",
-		                              "global", "gnulib", "auto" };
+	/* each policy, and the unlinks in threads (frm --jobs) */
+	static const char *const orders[][2] = {
+		{ "--order=directory", NULL }, { "--order=inode", NULL },
+		{ "--order=chunked", NULL },   { "--order=global", NULL },
+		{ "--order=gnulib", NULL },    { "--order=auto", NULL },
+		{ "--order=auto", "--jobs=3" },
+	};
 	char *dir = fx_mkdtemp();
 	int top = open(dir, O_RDONLY | O_DIRECTORY);
 	char outside[4200];
@@ -130,8 +135,9 @@ int main(int argc, char **argv)
 	int failed = 0, passed = 0;
 	for (size_t k = 0; k < sizeof orders / sizeof orders[0]; k++) {
 		int bad = 0, met = 0;
-		char order[32];
-		snprintf(order, sizeof order, "--order=%s", orders[k]);
+		char order[64];
+		snprintf(order, sizeof order, "%s%s%s", orders[k][0],
+		         orders[k][1] ? " " : "", orders[k][1] ? orders[k][1] : "");
 		for (int r = 0; r < rounds && !bad; r++) {
 			make_tree(top);
 			pid_t att = fork();
@@ -148,7 +154,16 @@ int main(int argc, char **argv)
 				const char *naive = getenv("FASTRM_RACE_NAIVE");
 				if (naive)
 					execlp("sh", "sh", "-c", naive, (char *)NULL);
-				execl(frm, "frm", "-rf", order, "--", "tree", (char *)NULL);
+				char *args[7], **a = args;
+				*a++ = "frm";
+				*a++ = "-rf";
+				*a++ = (char *)orders[k][0];
+				if (orders[k][1])
+					*a++ = (char *)orders[k][1];
+				*a++ = "--";
+				*a++ = "tree";
+				*a = NULL;
+				execv(frm, args);
 				_exit(127);
 			}
 			int st;

@@ -78,9 +78,13 @@ static int hit(const char *call, const char *path)
 		return 0;
 	if (strcmp(F.match, "*") != 0 && !strstr(path, F.match))
 		return 0;
-	if (F.count && F.used >= F.count)
-		return 0;
-	F.used++;
+	/* frm --jobs makes its unlinks from several threads */
+	long used = __atomic_load_n(&F.used, __ATOMIC_RELAXED);
+	do {
+		if (F.count && used >= F.count)
+			return 0;
+	} while (!__atomic_compare_exchange_n(&F.used, &used, used + 1, 0,
+	                                      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 	return 1;
 }
 

@@ -10,11 +10,14 @@
  * stay close together in inode order; with MODE=slices thread k takes the
  * k-th contiguous slice.
  *
+ * Measured in doc/benchmarks.md ("Parallel unlinks"):
+ *
  *   cc -O2 -pthread -o parallel-unlink doc/bench/experiments/parallel-unlink.c
- *   printf '#!/bin/sh\nJOBS=2 exec %s "$1"\n' $PWD/parallel-unlink > unlink-2
- *   chmod +x unlink-2    (and so on for each setting)
- *   tools/fastrm-bench --fs ext4 --ladder 400000 --reps 3 \
- *       --tools rm,frm:inode,cmd:$PWD/unlink-1,cmd:$PWD/unlink-2,...
+ *   for s in "1 claim" "2 claim" "2 slices"; do set -- $s
+ *     printf '#!/bin/sh\nJOBS=%s MODE=%s exec %s "$1"\n' \
+ *       $1 $2 $PWD/parallel-unlink > unlink-$1-$2; chmod +x unlink-$1-$2; done
+ *   tools/fastrm-bench --fs ext4 --ladder 400000 --reps 3 --tools \
+ *     rm,frm:inode,cmd:$PWD/unlink-1-claim,cmd:$PWD/unlink-2-claim,cmd:$PWD/unlink-2-slices
  */
 #define _GNU_SOURCE
 #include <dirent.h>
