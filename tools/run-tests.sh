@@ -1,7 +1,8 @@
 #!/bin/bash
 # Every test suite: the normal build, then the same suites built with
 # AddressSanitizer and UndefinedBehaviorSanitizer, then the unit suite
-# under valgrind.
+# under valgrind, then the threaded code (suite 'threads': the removal
+# engine, frm --jobs) under ThreadSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -d build ] || meson setup build
@@ -17,3 +18,8 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 
 meson test -C build --setup=valgrind --suite unit --suite api --no-suite slow \
 	--print-errorlogs
+
+[ -d build-tsan ] || meson setup build-tsan -Db_sanitize=thread -Dgnulib_ref=disabled
+meson compile -C build-tsan
+TSAN_OPTIONS=halt_on_error=1 \
+	meson test -C build-tsan --suite threads --print-errorlogs
