@@ -140,7 +140,7 @@ static void usage(void)
 "      --memory=SIZE     memory the ordering may use, e.g. 64M (default 8M);\n"
 "                          K, M, G are powers of 1024\n"
 "      --jobs=N          unlink files with N threads (1-64, default 1); the\n"
-"                          output stays the same\n"
+"                          output stays the same; see PARALLEL UNLINKS in frm(1)\n"
 "      --help     display this help and exit\n"
 "      --version  output version information and exit\n"
 "\n"
