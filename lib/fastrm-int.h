@@ -7,4 +7,7 @@
  * hidden (-fvisibility=hidden and the version script libfastrm.sym). */
 #define FASTRM_EXPORT __attribute__((visibility("default")))
 
+/* "." or "..". */
+#define ISDOT(a) ((a)[0] == '.' && (!(a)[1] || ((a)[1] == '.' && !(a)[2])))
+
 #endif

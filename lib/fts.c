@@ -58,7 +58,6 @@
 #define PF_STAT_REQUIRED 0x1 /* FTS_NSOK entry that must be stat'ed */
 #define PF_ACTIVE        0x2 /* directory recorded in the active set */
 
-#define ISDOT(a) ((a)[0] == '.' && (!(a)[1] || ((a)[1] == '.' && !(a)[2])))
 
 /* A chunk of an arena. */
 struct chunk {

@@ -161,11 +161,6 @@ FASTRM_EXPORT int fastrm_unlinker_set_dir(struct fastrm_unlinker *u, int dirfd)
 	return 0;
 }
 
-static bool dot_or_dotdot(const char *s)
-{
-	return s[0] == '.' && (!s[1] || (s[1] == '.' && !s[2]));
-}
-
 FASTRM_EXPORT int fastrm_unlinker_submit(struct fastrm_unlinker *u,
                                          const char *name, int flags,
                                          void *data)
@@ -175,7 +170,7 @@ FASTRM_EXPORT int fastrm_unlinker_submit(struct fastrm_unlinker *u,
 		return -1;
 	}
 	if ((flags & ~AT_REMOVEDIR) || !*name || strchr(name, '/') ||
-	    dot_or_dotdot(name)) {
+	    ISDOT(name)) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -218,8 +213,10 @@ FASTRM_EXPORT int fastrm_unlinker_retire(struct fastrm_unlinker *u, bool wait,
 		u->waiting = false;
 	}
 	bool done = s->done;
-	if (done)
+	if (done) {
 		u->ndone--;
+		u->head++; /* under the lock: workers read head */
+	}
 	pthread_mutex_unlock(&u->mu);
 	if (!done)
 		return 0;
@@ -227,8 +224,7 @@ FASTRM_EXPORT int fastrm_unlinker_retire(struct fastrm_unlinker *u, bool wait,
 	out->dirfd = s->dirfd;
 	out->flags = s->flags;
 	out->error = s->error;
-	out->data = s->data;
-	u->head++;
+	out->data = s->data; /* the slot stays ours until the next submit */
 	return 1;
 }
 

@@ -615,18 +615,25 @@ static void tally(enum rm_status *status, enum rm_status s)
 	}
 }
 
+/* Room for @need bytes in jobs.path; false when there is none. */
+static bool path_room(size_t need)
+{
+	if (need <= jobs.cap)
+		return true;
+	char *p = realloc(jobs.path, 2 * need);
+	if (!p)
+		return false;
+	jobs.path = p;
+	jobs.cap = 2 * need;
+	return true;
+}
+
 /* The path of @name in the pending directory, as fts would have made it. */
 static const char *pending_path(const char *name)
 {
 	size_t n = strlen(name);
-	if (jobs.len + n + 1 > jobs.cap) {
-		size_t cap = 2 * (jobs.len + n + 1);
-		char *p = realloc(jobs.path, cap);
-		if (!p)
-			return name; /* the message loses its directory, no more */
-		jobs.path = p;
-		jobs.cap = cap;
-	}
+	if (!path_room(jobs.len + n + 1))
+		return name; /* the message loses its directory, no more */
 	memcpy(jobs.path + jobs.len, name, n + 1);
 	return jobs.path;
 }
@@ -689,14 +696,8 @@ static bool defer_unlink(FTS *fts, FTSENT *ent, const struct rm_options *x,
 		size_t base = dir->fts_pathlen;
 		if (base && dir->fts_path[base - 1] == '/')
 			base--;
-		if (base + 2 > jobs.cap) {
-			char *p = realloc(jobs.path, base + 2);
-			if (!p)
-				return false;
-			jobs.path = p;
-			jobs.cap = base + 2;
-		}
-		if (fastrm_unlinker_set_dir(jobs.u, fts->fts_cwd_fd) != 0)
+		if (!path_room(base + 2) ||
+		    fastrm_unlinker_set_dir(jobs.u, fts->fts_cwd_fd) != 0)
 			return false;
 		memcpy(jobs.path, dir->fts_path, base);
 		jobs.path[base] = '/';
