@@ -5,7 +5,10 @@ and it dies of the signal; what it did not reach is left in place.  A closed
 pipe on stdout or stderr (SIGPIPE) neither kills frm nor loses its exit
 status: it removes everything it can and exits 1.
 
-usage: signals.py FRM
+Each unlink is slowed to 1 ms by the fault library's DELAY mode, so that
+the signal finds frm at work however fast the machine is.
+
+usage: signals.py FRM FAULT_LIB
 """
 import os
 import signal
@@ -15,6 +18,7 @@ import tempfile
 import time
 
 FRM = os.path.abspath(sys.argv[1])
+FAULT = os.path.abspath(sys.argv[2])
 base = os.environ.get("TMPDIR") or ("/dev/shm" if os.access("/dev/shm", os.W_OK) else "/tmp")
 passed = failed = 0
 for sig in (signal.SIGINT, signal.SIGTERM):
@@ -27,7 +31,11 @@ for sig in (signal.SIGINT, signal.SIGTERM):
             for j in range(300):
                 open(os.path.join(d, "f%03d" % j), "w").close()
         p = subprocess.Popen(["frm", "-r", "t"], executable=FRM, cwd=top,
-                             stderr=subprocess.PIPE, env=dict(os.environ, LC_ALL="C"))
+                             stderr=subprocess.PIPE,
+                             env=dict(os.environ, LC_ALL="C", LD_PRELOAD=FAULT,
+                                      ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "")
+                                      + ":verify_asan_link_order=0",
+                                      FASTRM_FAULT="unlinkat:DELAY:f:0:1000"))
         time.sleep(0.3)
         t0 = time.monotonic()
         p.send_signal(sig)

@@ -4,7 +4,7 @@
  * fail with a chosen errno when its path, or the path of its fd, contains
  * a chosen string.
  *
- *   FASTRM_FAULT=CALL:ERRNO:MATCH[:COUNT[:race]]
+ *   FASTRM_FAULT=CALL:ERRNO:MATCH[:COUNT[:race]][;SECOND FAULT]
  *     CALL   openat, unlinkat, fstat, fstatat, getdents64, lseek, close,
  *            fstatfs
  *     ERRNO  a name: EIO, EACCES, ENOENT...
@@ -12,6 +12,10 @@
  *     COUNT  how many matching calls fail (default 1; 0: all of them)
  *     race   unlinkat only: really remove, then report the error (the
  *            entry vanished between readdir and unlink)
+ *
+ *   FASTRM_FAULT=unlinkat:DELAY:MATCH:COUNT:USEC
+ *     no error: each matching unlinkat (COUNT of them, 0: all) first
+ *     sleeps USEC microseconds, then is made (a slow device)
  *
  * Built with _FILE_OFFSET_BITS=64, as the library is: glibc's headers then
  * give openat, fstatat and fstat their *64 symbol names, which are the
@@ -30,14 +34,19 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-static struct {
-	int loaded;
+/* Up to two faults, separated by ';' in FASTRM_FAULT (for example a
+ * DELAY on every unlink and an error on one). */
+#define MAX_FAULTS 2
+struct fault {
 	char call[32];
 	int err;
 	char match[256];
 	long count, used;
 	int race;
-} F;
+	long delay_us; /* DELAY: sleep, then make the call */
+};
+static struct fault faults[MAX_FAULTS];
+static int nfaults, loaded;
 
 static const struct { const char *name; int value; } errnos[] = {
 	{ "ENOMEM", ENOMEM }, { "EMFILE", EMFILE }, { "ENFILE", ENFILE },
@@ -46,46 +55,65 @@ static const struct { const char *name; int value; } errnos[] = {
 	{ "EIO", EIO }, { "ENOENT", ENOENT }, { "ELOOP", ELOOP },
 };
 
-static void load(void)
+static void parse(struct fault *f, char *spec)
 {
-	if (F.loaded)
-		return;
-	F.loaded = 1;
-	const char *spec = getenv("FASTRM_FAULT");
-	if (!spec)
-		return;
-	char buf[512], *save, *tok[5] = { 0 };
-	snprintf(buf, sizeof buf, "%s", spec);
+	char *save, *tok[5] = { 0 };
 	int n = 0;
-	for (char *t = strtok_r(buf, ":", &save); t && n < 5;
+	for (char *t = strtok_r(spec, ":", &save); t && n < 5;
 	     t = strtok_r(NULL, ":", &save))
 		tok[n++] = t;
 	if (n < 3)
 		return;
-	snprintf(F.call, sizeof F.call, "%s", tok[0]);
+	snprintf(f->call, sizeof f->call, "%s", tok[0]);
 	for (size_t i = 0; i < sizeof errnos / sizeof errnos[0]; i++)
 		if (strcmp(errnos[i].name, tok[1]) == 0)
-			F.err = errnos[i].value;
-	snprintf(F.match, sizeof F.match, "%s", tok[2]);
-	F.count = n > 3 ? atol(tok[3]) : 1;
-	F.race = n > 4 && strcmp(tok[4], "race") == 0;
+			f->err = errnos[i].value;
+	snprintf(f->match, sizeof f->match, "%s", tok[2]);
+	f->count = n > 3 ? atol(tok[3]) : 1;
+	f->race = n > 4 && strcmp(tok[4], "race") == 0;
+	if (strcmp(tok[1], "DELAY") == 0) {
+		f->err = -1;
+		f->delay_us = n > 4 ? atol(tok[4]) : 100000;
+	}
 }
 
-static int hit(const char *call, const char *path)
+/* Whether any fault is set (read from the environment the first time). */
+static int active(void)
 {
-	load();
-	if (!F.err || strcmp(call, F.call) != 0 || !path)
-		return 0;
-	if (strcmp(F.match, "*") != 0 && !strstr(path, F.match))
-		return 0;
-	/* frm --jobs makes its unlinks from several threads */
-	long used = __atomic_load_n(&F.used, __ATOMIC_RELAXED);
-	do {
-		if (F.count && used >= F.count)
-			return 0;
-	} while (!__atomic_compare_exchange_n(&F.used, &used, used + 1, 0,
-	                                      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
-	return 1;
+	if (!loaded) {
+		loaded = 1;
+		const char *spec = getenv("FASTRM_FAULT");
+		char buf[1024], *save;
+		snprintf(buf, sizeof buf, "%s", spec ? spec : "");
+		for (char *one = strtok_r(buf, ";", &save); one && nfaults < MAX_FAULTS;
+		     one = strtok_r(NULL, ";", &save))
+			parse(&faults[nfaults++], one);
+	}
+	return nfaults > 0;
+}
+
+/* The fault that @call on @path meets, if any (each counts its uses). */
+static struct fault *hit(const char *call, const char *path)
+{
+	if (!active() || !path)
+		return NULL;
+	for (int i = 0; i < nfaults; i++) {
+		struct fault *f = &faults[i];
+		if (!f->err || strcmp(call, f->call) != 0)
+			continue;
+		if (strcmp(f->match, "*") != 0 && !strstr(path, f->match))
+			continue;
+		/* frm --jobs makes its unlinks from several threads */
+		long used = __atomic_load_n(&f->used, __ATOMIC_RELAXED);
+		do {
+			if (f->count && used >= f->count)
+				goto next;
+		} while (!__atomic_compare_exchange_n(&f->used, &used, used + 1, 0,
+		                                      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+		return f;
+next:;
+	}
+	return NULL;
 }
 
 static const char *fd_path(int fd, char *buf, size_t len)
@@ -114,8 +142,9 @@ int openat(int dirfd, const char *path, int flags, ...)
 		va_end(ap);
 	}
 	REAL(openat);
-	if (hit("openat", path)) {
-		errno = F.err;
+	struct fault *f = hit("openat", path);
+	if (f) {
+		errno = f->err;
 		return -1;
 	}
 	return real_openat(dirfd, path, flags, mode);
@@ -125,10 +154,15 @@ int openat(int dirfd, const char *path, int flags, ...)
 int unlinkat(int dirfd, const char *path, int flags)
 {
 	REAL(unlinkat);
-	if (hit("unlinkat", path)) {
-		if (F.race)
+	struct fault *f = hit("unlinkat", path);
+	if (f) {
+		if (f->delay_us) {
+			usleep((useconds_t)f->delay_us);
+			return real_unlinkat(dirfd, path, flags);
+		}
+		if (f->race)
 			real_unlinkat(dirfd, path, flags);
-		errno = F.err;
+		errno = f->err;
 		return -1;
 	}
 	return real_unlinkat(dirfd, path, flags);
@@ -137,8 +171,9 @@ int unlinkat(int dirfd, const char *path, int flags)
 int fstatat(int dirfd, const char *path, struct stat *st, int flags)
 {
 	REAL(fstatat);
-	if (hit("fstatat", path)) {
-		errno = F.err;
+	struct fault *f = hit("fstatat", path);
+	if (f) {
+		errno = f->err;
 		return -1;
 	}
 	return real_fstatat(dirfd, path, st, flags);
@@ -149,9 +184,9 @@ int fstat(int fd, struct stat *st)
 {
 	char buf[4096];
 	REAL(fstat);
-	load();
-	if (F.err && hit("fstat", fd_path(fd, buf, sizeof buf))) {
-		errno = F.err;
+	struct fault *f = active() ? hit("fstat", fd_path(fd, buf, sizeof buf)) : NULL;
+	if (f) {
+		errno = f->err;
 		return -1;
 	}
 	return real_fstat(fd, st);
@@ -162,9 +197,9 @@ ssize_t getdents64(int fd, void *dirp, size_t count)
 {
 	char buf[4096];
 	REAL(getdents64);
-	load();
-	if (F.err && hit("getdents64", fd_path(fd, buf, sizeof buf))) {
-		errno = F.err;
+	struct fault *f = active() ? hit("getdents64", fd_path(fd, buf, sizeof buf)) : NULL;
+	if (f) {
+		errno = f->err;
 		return -1;
 	}
 	return real_getdents64(fd, dirp, count);
@@ -174,9 +209,9 @@ off_t lseek(int fd, off_t off, int whence)
 {
 	char buf[4096];
 	REAL(lseek);
-	load();
-	if (F.err && hit("lseek", fd_path(fd, buf, sizeof buf))) {
-		errno = F.err;
+	struct fault *f = active() ? hit("lseek", fd_path(fd, buf, sizeof buf)) : NULL;
+	if (f) {
+		errno = f->err;
 		return -1;
 	}
 	return real_lseek(fd, off, whence);
@@ -187,10 +222,10 @@ int close(int fd)
 {
 	char buf[4096];
 	REAL(close);
-	load();
-	if (F.err && hit("close", fd_path(fd, buf, sizeof buf))) {
+	struct fault *f = active() ? hit("close", fd_path(fd, buf, sizeof buf)) : NULL;
+	if (f) {
 		real_close(fd);
-		errno = F.err;
+		errno = f->err;
 		return -1;
 	}
 	return real_close(fd);
@@ -200,9 +235,9 @@ int fstatfs(int fd, struct statfs *sb)
 {
 	char buf[4096];
 	REAL(fstatfs);
-	load();
-	if (F.err && hit("fstatfs", fd_path(fd, buf, sizeof buf))) {
-		errno = F.err;
+	struct fault *f = active() ? hit("fstatfs", fd_path(fd, buf, sizeof buf)) : NULL;
+	if (f) {
+		errno = f->err;
 		return -1;
 	}
 	return real_fstatfs(fd, sb);
