@@ -29,9 +29,11 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "progress.h"
 #include "quote.h"
 
 #ifndef FRM_VERSION
@@ -73,23 +75,24 @@ struct rm_options {
 
 enum rm_status { RM_OK, RM_USER_ACCEPTED, RM_USER_DECLINED, RM_ERROR };
 
-/* What --stats and --progress report. */
+/* What --stats reports. */
 static struct {
 	uintmax_t files, dirs, failures;
-	struct timespec start, last_shown;
-	bool shown;
+	struct timespec start;
 } counters;
 
 /* ------------------------------------------------------------ messages */
 
 static void verror(int errnum, const char *fmt, va_list ap)
 {
+	progress_hold();
 	fflush(stdout);
 	fprintf(stderr, "%s: ", program_name);
 	vfprintf(stderr, fmt, ap);
 	if (errnum)
 		fprintf(stderr, ": %s", strerror(errnum));
 	fputc('\n', stderr);
+	progress_release();
 }
 
 __attribute__((format(printf, 2, 3)))
@@ -133,7 +136,9 @@ static void usage(void)
 "  -v, --verbose         explain what is being done\n"
 "      --stats           at the end, print a summary on stderr: entries\n"
 "                          removed, failures, elapsed time, rate, peak memory\n"
-"      --progress        when stderr is a terminal, show a live progress line\n"
+"      --progress        when stderr is a terminal, show a live line: entries\n"
+"                          removed, rate, elapsed time, and the time left\n"
+"                          where frm can tell; see PROGRESS in frm(1)\n"
 "      --order=POLICY    the order in which each directory's entries are\n"
 "                          removed: auto (default), directory, inode, chunked,\n"
 "                          global or gnulib; see ORDERING POLICIES in frm(1)\n"
@@ -314,6 +319,7 @@ static enum rm_status prompt(FTS *fts, FTSENT *ent, bool is_dir,
 		return RM_ERROR;
 	}
 	if (type == T_DIR && mode == PA_DESCEND_INTO_DIR && !is_empty) {
+		progress_hold();
 		fprintf(stderr, wp ? "%s: descend into write-protected directory %s? "
 		                   : "%s: descend into directory %s? ",
 		        program_name, q);
@@ -322,11 +328,14 @@ static enum rm_status prompt(FTS *fts, FTSENT *ent, bool is_dir,
 			error_msg(errno, "cannot remove %s", q);
 			return RM_ERROR;
 		}
+		progress_hold();
 		fprintf(stderr, wp ? "%s: remove write-protected %s %s? "
 		                   : "%s: remove %s %s? ",
 		        program_name, file_type(&st), q);
 	}
-	return yesno() ? RM_USER_ACCEPTED : RM_USER_DECLINED;
+	bool yes = yesno();
+	progress_release();
+	return yes ? RM_USER_ACCEPTED : RM_USER_DECLINED;
 }
 
 /* ------------------------------------------------------------- removal */
@@ -337,22 +346,13 @@ static double elapsed(const struct timespec *a, const struct timespec *b)
 	       (double)(b->tv_nsec - a->tv_nsec) / 1e9;
 }
 
-/* Redraw the progress line at most five times a second; the clock is
- * read once per 1024 removals, so the cost is negligible. */
-static void progress(const char *where, bool force)
+/* -v: "removed 'x'" on stdout, the progress line kept out of its way. */
+static void say_removed(bool is_dir, const char *path)
 {
-	uintmax_t n = counters.files + counters.dirs;
-	if (!force && (n & 1023) != 0)
-		return;
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (!force && elapsed(&counters.last_shown, &now) < 0.2)
-		return;
-	counters.last_shown = now;
-	double t = elapsed(&counters.start, &now);
-	fprintf(stderr, "\r%s: removed %ju entries (%.0f/s) %.60s\033[K",
-	        program_name, n, t > 0 ? (double)n / t : 0.0, where);
-	counters.shown = true;
+	progress_hold();
+	printf(is_dir ? "removed directory %s\n" : "removed %s\n",
+	       quote_always(0, path));
+	progress_release();
 }
 
 /* A child of @dir failed: neither @dir nor any ancestor may be removed. */
@@ -412,10 +412,9 @@ static enum rm_status excise(FTS *fts, FTSENT *ent,
 		else
 			counters.files++;
 		if (x->verbose)
-			printf(is_dir ? "removed directory %s\n" : "removed %s\n",
-			       quote_always(0, ent->fts_path));
+			say_removed(is_dir, ent->fts_path);
 		if (x->progress)
-			progress(ent->fts_path, false);
+			progress_removed(ent->fts_path);
 		return RM_OK;
 	}
 	errno = refine_erofs(errno, fts->fts_cwd_fd, ent->fts_accpath);
@@ -457,6 +456,20 @@ static size_t base_len(const char *base)
 	while (len > 1 && base[len - 1] == '/')
 		len--;
 	return len;
+}
+
+/* Command-line arguments not yet reached by the walk. */
+static size_t args_left;
+
+/* --progress: when frm's last argument is a directory with no
+ * subdirectories (a link count of 2), its size tells the line about how
+ * many entries are left, on the file systems where it can. */
+static void expect_entries(const FTSENT *ent, const struct rm_options *x)
+{
+	struct statfs sf;
+	if (x->progress && args_left == 0 && ent->fts_statp->st_nlink == 2 &&
+	    statfs(ent->fts_accpath, &sf) == 0)
+		progress_expect((long)sf.f_type, (uintmax_t)ent->fts_statp->st_size);
 }
 
 static bool last_is_dot_or_dotdot(const char *path)
@@ -541,6 +554,8 @@ static enum rm_status rm_fts(FTS *fts, FTSENT *ent, const struct rm_options *x)
 			if (s != RM_OK && s != RM_USER_ACCEPTED) {
 				mark_ancestor_dirs(ent);
 				skip_tree(fts, ent);
+			} else if (ent->fts_level == FTS_ROOTLEVEL && !is_empty) {
+				expect_entries(ent, x);
 			}
 			return s;
 		}
@@ -569,6 +584,7 @@ static enum rm_status rm_fts(FTS *fts, FTSENT *ent, const struct rm_options *x)
 	}
 
 	case FTS_DC:
+		progress_hold();
 		fflush(stdout);
 		fprintf(stderr,
 		        "%s: WARNING: Circular directory structure.\n"
@@ -576,6 +592,7 @@ static enum rm_status rm_fts(FTS *fts, FTSENT *ent, const struct rm_options *x)
 		        "NOTIFY YOUR SYSTEM MANAGER.\n"
 		        "The following directory is part of the cycle:\n  %s\n",
 		        program_name, quote_always(0, ent->fts_path));
+		progress_release();
 		skip_tree(fts, ent);
 		return RM_ERROR;
 
@@ -644,9 +661,9 @@ static enum rm_status finish_unlink(const struct fastrm_unlink_done *d,
 	if (d->error == 0) {
 		counters.files++;
 		if (x->verbose)
-			printf("removed %s\n", quote_always(0, pending_path(d->name)));
+			say_removed(false, pending_path(d->name));
 		if (x->progress)
-			progress(pending_path(d->name), false);
+			progress_removed(pending_path(d->name));
 		return RM_OK;
 	}
 	int err = refine_erofs(d->error, d->dirfd, d->name);
@@ -745,6 +762,12 @@ static enum rm_status rm(char *const *files, const struct rm_options *x)
 				status = RM_ERROR;
 			}
 			break;
+		}
+		if (ent->fts_level == FTS_ROOTLEVEL) {
+			if (ent->fts_info == FTS_DP)
+				progress_expect_end();
+			else if (args_left > 0)
+				args_left--;
 		}
 		if (!defer_unlink(fts, ent, x, &status))
 			tally(&status, rm_fts(fts, ent, x));
@@ -962,7 +985,7 @@ int main(int argc, char **argv)
 			x.stats = true;
 			break;
 		case OPT_PROGRESS:
-			x.progress = isatty(STDERR_FILENO);
+			x.progress = true;
 			break;
 		case OPT_ORDER:
 			x.order = fastrm_order_by_name(optarg);
@@ -1047,9 +1070,11 @@ int main(int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 
 	clock_gettime(CLOCK_MONOTONIC, &counters.start);
+	args_left = (size_t)n_files;
+	if (x.progress)
+		progress_start(program_name);
 	enum rm_status status = rm(files, &x);
-	if (counters.shown)
-		fputs("\r\033[K", stderr);
+	progress_stop();
 	if (stop_signal) {
 		int sig = stop_signal;
 		error_msg(0, "interrupted by %s: stopped after removing %ju entries",
