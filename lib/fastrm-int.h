@@ -10,4 +10,9 @@
 /* "." or "..". */
 #define ISDOT(a) ((a)[0] == '.' && (!(a)[1] || ((a)[1] == '.' && !(a)[2])))
 
+/* fastrm_rmtree() flag for the tests only: share every directory a walk
+ * enters (within the pool's bounds), idle worker or not, so that the
+ * waiting directories' bookkeeping runs whatever the timing. */
+#define FASTRM_RMTREE_SHARE_ALL 0x40000000u
+
 #endif

@@ -25,6 +25,7 @@
 #include "devino.h"
 #include "dirread.h"
 #include "fastrm-int.h"
+#include "fts-int.h"
 #include "order.h"
 
 #include <dirent.h>
@@ -89,6 +90,7 @@ struct level {
 
 struct stream {
 	FTS pub;
+	int rootfd;             /* the roots' paths are relative to it */
 	FTSENT *rootparent;     /* level -1 sentinel */
 	FTSENT *init;           /* "before the first root" sentinel */
 	struct batch roots;
@@ -231,7 +233,7 @@ static size_t path_base(const FTSENT *p)
 
 static int parent_fd(struct stream *st, const FTSENT *p)
 {
-	return p->fts_level <= FTS_ROOTLEVEL ? AT_FDCWD
+	return p->fts_level <= FTS_ROOTLEVEL ? st->rootfd
 	                                     : st->lv[p->fts_level - 1].src.fd;
 }
 
@@ -371,7 +373,7 @@ static int reopen_level(struct stream *st, size_t d)
 		size_t len = L->dir->fts_pathlen;
 		char saved = path[len];
 		path[len] = '\0';
-		fd = open_checked(AT_FDCWD, path, 0, want);
+		fd = open_checked(st->rootfd, path, 0, want);
 		path[len] = saved;
 		if (fd < 0)
 			return -1;
@@ -654,7 +656,7 @@ static FTSENT *ret(struct stream *st, FTSENT *p)
 {
 	FTS *sp = &st->pub;
 	sp->fts_cur = p;
-	sp->fts_cwd_fd = AT_FDCWD;
+	sp->fts_cwd_fd = ISSET(st, FTS_CWDFD) ? st->rootfd : AT_FDCWD;
 	if (ISSET(st, FTS_CWDFD) && p->fts_level > FTS_ROOTLEVEL)
 		sp->fts_cwd_fd = st->lv[p->fts_level - 1].src.fd;
 	return p;
@@ -939,6 +941,12 @@ FASTRM_EXPORT FTS *fastrm_fts_open(char *const *argv, int options,
                                    int (*compar)(const FTSENT **,
                                                  const FTSENT **))
 {
+	return fts_open_at(AT_FDCWD, argv, options, compar);
+}
+
+FTS *fts_open_at(int rootfd, char *const *argv, int options,
+                 int (*compar)(const FTSENT **, const FTSENT **))
+{
 	if (check_options(options) < 0 || !argv) {
 		errno = EINVAL;
 		return NULL;
@@ -947,6 +955,7 @@ FASTRM_EXPORT FTS *fastrm_fts_open(char *const *argv, int options,
 	if (!st)
 		return NULL;
 	FTS *sp = &st->pub;
+	st->rootfd = rootfd;
 	sp->fts_options = options;
 	sp->fts_compar = compar;
 	sp->fts_rfd = -1;
@@ -1003,7 +1012,7 @@ FASTRM_EXPORT FTS *fastrm_fts_open(char *const *argv, int options,
 			p->fts_info = FTS_NSOK;
 			p->fts_priv_flags |= PF_STAT_REQUIRED;
 		} else {
-			p->fts_info = stat_ent(st, p, AT_FDCWD, false);
+			p->fts_info = stat_ent(st, p, rootfd, false);
 		}
 	}
 	if (compar)

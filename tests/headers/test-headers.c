@@ -4,11 +4,16 @@
 #include <fastrm/fts.h>
 #include <fastrm/compat/fts.h>
 #include <fastrm/remove.h>
+#include <fastrm/rmtree.h>
 
 int main(void)
 {
 	char *argv[] = { NULL };
 	FTS *f = fts_open(argv, FTS_PHYSICAL, NULL);
+	struct fastrm_rmtree_opts o = { 0 };
+	o.size = sizeof o;
 	fastrm_unlinker_free(fastrm_unlinker_new(1, 0));
+	if (fastrm_rmtree(argv, &o, NULL) != 0)
+		return 1;
 	return fastrm_fts_close(f);
 }

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libfastrm's tree removal: remove whole trees, several subtrees at once.
+ *
+ * fastrm_rmtree() removes each path given, recursively, with a pool of
+ * worker threads.  Every worker walks one subtree with libfastrm's fts
+ * (FTS_CWDFD|FTS_NOSTAT|FTS_PHYSICAL, the flags GNU rm uses): each descent
+ * is an openat() with O_NOFOLLOW relative to the parent's fd and checked
+ * against the (dev, ino) seen before.  A worker that enters a directory
+ * while another worker is idle hands that directory to it, as a subtree of
+ * its own (the idle worker opens it again, relative to a copy of the
+ * parent's fd, and checks it is the directory that was handed over).  A
+ * directory is removed only after every entry in it is gone, whichever
+ * worker removed them; if one could not be removed, neither are the
+ * directories above it, and no more is said of them.  The paths given are
+ * removed concurrently too.
+ *
+ * Reports reach the caller through callbacks, one call at a time (the
+ * library serialises them), from the worker threads.  A directory's
+ * "removed" comes after those of every entry it held; the order between
+ * different subtrees is not the serial one.
+ *
+ * Return values: a count (>= 0), or a negative errno value.
+ */
+#ifndef FASTRM_RMTREE_H
+#define FASTRM_RMTREE_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <sys/stat.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct fastrm_order;
+
+/** An entry, as a callback sees it (valid during the call only). */
+struct fastrm_rmtree_entry {
+	const char *path;         /* the path given, then "/name" per level */
+	int dirfd;                /* the directory that holds it */
+	const char *name;         /* its name in @dirfd (a path given: as given) */
+	const struct stat *st;    /* paths given: lstat(); below: the type bits
+	                             always, dev and ino for directories */
+	int level;                /* 0 for a path given */
+	int is_dir;
+};
+
+/** What failed. */
+enum fastrm_rmtree_error {
+	FASTRM_RMTREE_EREMOVE = 1, /* unlinkat() or its rmdir failed */
+	FASTRM_RMTREE_EWALK,       /* a directory could not be read through */
+	FASTRM_RMTREE_ECYCLE,      /* a directory cycle (a corrupt file system) */
+	FASTRM_RMTREE_EXDEV,       /* on another file system (FASTRM_RMTREE_XDEV) */
+};
+
+/** Stay on the file system of each path given (rm --one-file-system). */
+#define FASTRM_RMTREE_XDEV 0x1
+
+/** What fastrm_rmtree() is to do.  Zero-fill it, then set what is needed;
+ *  set @size to sizeof (struct fastrm_rmtree_opts). */
+struct fastrm_rmtree_opts {
+	size_t size;
+	/** Worker threads (0 or 1: the calling thread alone).  Fewer run when
+	 *  the limit on open files (RLIMIT_NOFILE) could not hold their fds. */
+	unsigned workers;
+	/** Ordering policy of every directory (NULL: "auto"). */
+	const struct fastrm_order *order;
+	/** Memory the ordering policies of all workers may hold together
+	 *  (0: FASTRM_DEFAULT_BUDGET). */
+	size_t memory;
+	unsigned flags;           /* FASTRM_RMTREE_XDEV */
+	void *ctx;                /* passed to every callback */
+	/** A path given, about to be entered or removed: 0 to go on, anything
+	 *  else to leave it (the callback said why).  NULL: go on. */
+	int (*root)(void *ctx, const struct fastrm_rmtree_entry *e);
+	/** An entry was removed.  NULL: nothing is said. */
+	void (*removed)(void *ctx, const struct fastrm_rmtree_entry *e);
+	/** Something failed with @err.  Return 1 to count it as a failure
+	 *  (the directories above are then kept), 0 to ignore it (rm -f and
+	 *  ENOENT).  NULL: every failure counts. */
+	int (*failed)(void *ctx, const struct fastrm_rmtree_entry *e,
+	              enum fastrm_rmtree_error what, int err);
+	/** When not NULL, polled between entries: once it is non-zero the
+	 *  workers stop after the entry in hand (a signal handler sets it). */
+	const volatile sig_atomic_t *stop;
+	void *reserved[4];
+};
+
+/** What a removal did (filled when @stats is not NULL). */
+struct fastrm_rmtree_stats {
+	unsigned workers;         /* worker threads that ran */
+	size_t subtrees_shared;   /* directories handed to an idle worker */
+	size_t reserved[6];
+};
+
+/** Remove every path of the NULL-terminated @paths.  Returns the number of
+ *  failures counted (0: all removed), -EINTR when *opts->stop stopped it,
+ *  or -EINVAL / -ENOMEM when it could not start.  Thread-safe: calls on
+ *  different paths may run at once; not async-signal-safe. */
+int fastrm_rmtree(char *const *paths, const struct fastrm_rmtree_opts *opts,
+                  struct fastrm_rmtree_stats *stats);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FASTRM_RMTREE_H */

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The traversal's internal entry points (never installed). */
+#ifndef FASTRM_FTS_INT_H
+#define FASTRM_FTS_INT_H
+
+#include <fastrm/fts.h>
+
+/* fastrm_fts_open() with the roots' paths relative to @rootfd instead of
+ * the working directory (AT_FDCWD: the same as fastrm_fts_open()).  The
+ * stream does not own @rootfd: it must stay open until fts_close.  Under
+ * FTS_CWDFD a root's fts_cwd_fd is @rootfd. */
+FTS *fts_open_at(int rootfd, char *const *argv, int options,
+                 int (*compar)(const FTSENT **, const FTSENT **));
+
+#endif

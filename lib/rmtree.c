@@ -1,0 +1,876 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Tree removal with a pool of workers (include/fastrm/rmtree.h).
+ *
+ * How it works
+ * - A task is a subtree to remove: a name relative to a directory fd
+ *   (struct base; AT_FDCWD for the paths given).  A worker takes a task
+ *   and walks it with its own fts stream opened at that fd, removing each
+ *   entry at its postorder visit, as GNU rm does.
+ * - Sharing: when a worker enters a directory while another worker is
+ *   idle, it skips that directory (fts_set FTS_SKIP) and queues it as a
+ *   task, relative to a copy of the fd of the directory it is in, with the
+ *   (dev, ino) the walk saw; the worker that takes it checks the directory
+ *   it opens against them.
+ * - The directory a subtree was taken from cannot be removed before that
+ *   subtree is gone.  It gets a node that counts what it waits for: one
+ *   for its own walk, one per subtree given away or per directory below it
+ *   still waiting.  Whoever drops the count to zero after the walk has
+ *   passed the directory removes it, reaching it again from its task's
+ *   root, component by component with O_NOFOLLOW, and checking its parent
+ *   against the (dev, ino) recorded; then the node above is counted down.
+ * - A failure below a directory keeps it: inside one walk through the
+ *   entries' fts_number (as GNU rm), across walks through the nodes.
+ * - Bounds: each worker's fts keeps at most its fd window open; the fd
+ *   copies that tasks start from (MAX_BASES_PER_WORKER per worker), the
+ *   tasks alive and the memory of the ordering policies (the budget split
+ *   between the workers) are bounded for the whole pool: past a bound,
+ *   nothing more is shared and the walks go on by themselves.
+ */
+#define _GNU_SOURCE
+#include <fastrm/rmtree.h>
+#include <fastrm/fts.h>
+
+#include "fastrm-int.h"
+#include "fts-int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+/* Most workers, whatever is asked. */
+#define MAX_WORKERS 256
+
+/* fds a worker may hold: its fts window (4), a directory being opened, and
+ * the copies that shared subtrees start from. */
+#define FDS_PER_WORKER 8
+#define MAX_BASES_PER_WORKER 2
+
+/* fds left to the caller when the worker count is fitted to RLIMIT_NOFILE. */
+#define FDS_RESERVED 16
+
+/* Tasks alive (queued, running, or waiting for their subtrees) per worker. */
+#define MAX_TASKS_PER_WORKER 4
+
+/* A directory found not empty at its removal (entries added meanwhile) is
+ * read and emptied again this many times before the error stands. */
+#define NOTEMPTY_RETRIES 3
+
+/* fts_number bits of an entry in a walk */
+#define NUM_KEEP   0x1  /* something below failed: keep this directory */
+#define NUM_RETRY  0x100 /* times ENOTEMPTY was retried, in units of this */
+
+/* fts_pointer of a directory given away (its DP visit is not ours) */
+static char given_away;
+#define GIVEN_AWAY ((void *)&given_away)
+
+struct base {
+	int fd;                /* AT_FDCWD, or a copy owned here */
+	unsigned refs;
+};
+
+struct task {
+	struct task *next;     /* in the queue */
+	struct base *base;
+	char *name;            /* relative to base */
+	char *prefix;          /* the path of base for messages, with its '/' */
+	struct node *up;       /* waits for this subtree; NULL: a path given */
+	int level;             /* level of its root in the whole removal */
+	bool check;            /* the root must be (dev, ino) */
+	dev_t dev, rdev;       /* rdev: device of the path given (XDEV) */
+	ino_t ino;
+	dev_t pdev;            /* base's identity */
+	ino_t pino;
+	unsigned refs;         /* its walk, and each node in it */
+};
+
+struct node {
+	struct node *prev, *next; /* every node alive (to free them after a stop) */
+	struct node *up;       /* what it counts down when done */
+	struct task *task;     /* the walk it is in */
+	unsigned pending;
+	bool failed, passed;   /* passed: its walk is done with it */
+	struct base *children; /* copy of its fd, for subtrees given away */
+	char *rel;             /* its path relative to the task's root */
+	char *path;            /* its full path */
+	int level;
+	dev_t pdev;            /* its parent's identity */
+	ino_t pino;
+	struct stat st;        /* type, dev, ino: for the callbacks */
+};
+
+struct pool {
+	const struct fastrm_rmtree_opts *o;
+	const struct fastrm_order *order;
+	size_t budget;         /* per worker */
+	pthread_mutex_t lock;  /* everything below, and every node's fields */
+	pthread_cond_t work;
+	struct task *head, *tail;
+	unsigned nworkers, idle, nqueued, ntasks, nbases;
+	unsigned max_tasks, max_bases;
+	bool done;
+	unsigned long failures;
+	size_t shared;
+	int fatal;             /* a negative errno that ended everything */
+	struct node *nodes;    /* alive */
+	pthread_mutex_t cb;    /* one callback at a time */
+};
+
+struct worker {
+	struct pool *P;
+	char *path;            /* full path of the current entry, for reports */
+	size_t cap;
+};
+
+/* Counters that share() reads without the lock are written atomically
+ * (under the lock all the same). */
+#define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+#define ADD(x, v) __atomic_add_fetch(&(x), (v), __ATOMIC_RELAXED)
+
+static bool stopped(const struct pool *P)
+{
+	return P->o->stop && __atomic_load_n(P->o->stop, __ATOMIC_RELAXED);
+}
+
+static bool ended(const struct pool *P)
+{
+	return LOAD(P->fatal) != 0 || stopped(P);
+}
+
+/* ------------------------------------------------------------ reports */
+
+/* @prefix, then @path's first @b bytes (an FTSENT's fts_path is the
+ * stream's one buffer: only fts_pathlen bytes of it are that entry's). */
+static const char *full_path(struct worker *w, const char *prefix,
+                             const char *path, size_t b)
+{
+	size_t a = strlen(prefix);
+	if (a + b + 1 > w->cap) {
+		char *n = realloc(w->path, 2 * (a + b + 1));
+		if (!n)
+			return prefix; /* the report loses its name, no more */
+		w->path = n;
+		w->cap = 2 * (a + b + 1);
+	}
+	memcpy(w->path, prefix, a);
+	memcpy(w->path + a, path, b);
+	w->path[a + b] = '\0';
+	return w->path;
+}
+
+static void entry_of(struct fastrm_rmtree_entry *e, const char *path, int dirfd,
+                     const char *name, const struct stat *st, int level,
+                     bool is_dir)
+{
+	e->path = path;
+	e->dirfd = dirfd;
+	e->name = name;
+	e->st = st;
+	e->level = level;
+	e->is_dir = is_dir;
+}
+
+static void report_removed(struct pool *P, const struct fastrm_rmtree_entry *e)
+{
+	if (!P->o->removed)
+		return;
+	pthread_mutex_lock(&P->cb);
+	P->o->removed(P->o->ctx, e);
+	pthread_mutex_unlock(&P->cb);
+}
+
+/* Returns true when it counts as a failure. */
+static bool report_failed(struct pool *P, const struct fastrm_rmtree_entry *e,
+                          enum fastrm_rmtree_error what, int err)
+{
+	bool counts = true;
+	pthread_mutex_lock(&P->cb);
+	if (P->o->failed)
+		counts = P->o->failed(P->o->ctx, e, what, err) != 0;
+	if (counts)
+		P->failures++;
+	pthread_mutex_unlock(&P->cb);
+	return counts;
+}
+
+static void report_fatal(struct pool *P, int err)
+{
+	pthread_mutex_lock(&P->lock);
+	if (!P->fatal)
+		STORE(P->fatal, -err);
+	pthread_cond_broadcast(&P->work);
+	pthread_mutex_unlock(&P->lock);
+}
+
+/* ------------------------------------------------------ bases and tasks */
+
+static void base_put(struct pool *P, struct base *b)
+{
+	/* with the lock */
+	if (--b->refs > 0)
+		return;
+	if (b->fd >= 0) {
+		close(b->fd);
+		P->nbases--;
+	}
+	free(b);
+}
+
+static void task_put(struct pool *P, struct task *t)
+{
+	/* with the lock */
+	if (--t->refs > 0)
+		return;
+	base_put(P, t->base);
+	free(t->name);
+	free(t->prefix);
+	free(t);
+	P->ntasks--;
+}
+
+static void enqueue(struct pool *P, struct task *t)
+{
+	/* with the lock */
+	t->next = NULL;
+	if (P->tail)
+		P->tail->next = t;
+	else
+		P->head = t;
+	P->tail = t;
+	ADD(P->nqueued, 1);
+	pthread_cond_signal(&P->work);
+}
+
+/* -------------------------------------------------------------- nodes */
+
+/* The node of directory @ent in task @t's walk, made on first need with
+ * one count for the walk itself.  With the lock.  NULL: no memory. */
+static struct node *node_of(struct pool *P, struct task *t, FTSENT *ent,
+                            const char *fullpath)
+{
+	if (ent->fts_pointer && ent->fts_pointer != GIVEN_AWAY)
+		return ent->fts_pointer;
+	struct node *n = calloc(1, sizeof *n);
+	if (!n)
+		return NULL;
+	n->rel = strndup(ent->fts_path, ent->fts_pathlen);
+	n->path = strdup(fullpath);
+	if (!n->rel || !n->path) {
+		free(n->rel);
+		free(n->path);
+		free(n);
+		return NULL;
+	}
+	n->task = t;
+	t->refs++;
+	n->next = P->nodes;
+	if (P->nodes)
+		P->nodes->prev = n;
+	P->nodes = n;
+	n->pending = 1;
+	n->level = t->level + ent->fts_level;
+	n->st = *ent->fts_statp;
+	if (ent->fts_level == FTS_ROOTLEVEL) {
+		n->pdev = t->pdev;
+		n->pino = t->pino;
+	} else {
+		n->pdev = ent->fts_parent->fts_statp->st_dev;
+		n->pino = ent->fts_parent->fts_statp->st_ino;
+	}
+	ent->fts_pointer = n;
+	return n;
+}
+
+/* Open the directory that holds node @n's directory, again from its
+ * task's root, each step with O_NOFOLLOW, and check it is the one
+ * recorded.  Returns 0 with *@fd (AT_FDCWD, or an fd to close) and *@last
+ * (@n's name in it), or an errno value. */
+static int reach_parent(const struct node *n, int *fd, const char **last)
+{
+	const struct task *t = n->task;
+	const char *slash = strrchr(n->rel, '/');
+	if (!slash || strcmp(n->rel, t->name) == 0) {
+		/* the task's root itself: its parent is the base */
+		*last = t->name;
+		*fd = t->base->fd == AT_FDCWD ? AT_FDCWD
+		                              : fcntl(t->base->fd, F_DUPFD_CLOEXEC, 0);
+		return *fd == -1 ? errno : 0;
+	}
+	/* the root, as the task opened it */
+	int d = openat(t->base->fd, t->name,
+	               O_RDONLY | O_DIRECTORY | O_CLOEXEC | (t->up ? O_NOFOLLOW : 0));
+	if (d < 0)
+		return errno;
+	const char *p = n->rel + strlen(t->name);
+	while (*p == '/')
+		p++;
+	while (p < slash) {
+		const char *end = strchr(p, '/');
+		size_t len = (size_t)(end - p);
+		char comp[NAME_MAX + 1];
+		if (len > NAME_MAX) {
+			close(d);
+			return ENAMETOOLONG;
+		}
+		memcpy(comp, p, len);
+		comp[len] = '\0';
+		int next = openat(d, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int err = errno;
+		close(d);
+		if (next < 0)
+			return err;
+		d = next;
+		p = end + 1;
+		while (*p == '/')
+			p++;
+	}
+	struct stat sb;
+	if (fstat(d, &sb) < 0 || sb.st_dev != n->pdev || sb.st_ino != n->pino) {
+		close(d);
+		return ENOENT; /* moved or replaced meanwhile */
+	}
+	*fd = d;
+	*last = slash + 1;
+	return 0;
+}
+
+/* Remove node @n's directory now that nothing below it is left.  Returns
+ * true when it was removed. */
+static bool remove_node(struct pool *P, struct node *n)
+{
+	const char *name = NULL;
+	int fd = -1;
+	int err = reach_parent(n, &fd, &name);
+	if (!err && unlinkat(fd, name, AT_REMOVEDIR) < 0)
+		err = errno;
+	struct fastrm_rmtree_entry e;
+	entry_of(&e, n->path, fd, name ? name : n->rel, &n->st, n->level, true);
+	if (!err)
+		report_removed(P, &e);
+	else
+		report_failed(P, &e, FASTRM_RMTREE_EREMOVE, err);
+	if (fd >= 0)
+		close(fd);
+	return !err;
+}
+
+static void node_free(struct pool *P, struct node *n)
+{
+	/* with the lock */
+	if (n->prev)
+		n->prev->next = n->next;
+	else
+		P->nodes = n->next;
+	if (n->next)
+		n->next->prev = n->prev;
+	if (n->children)
+		base_put(P, n->children);
+	task_put(P, n->task);
+	free(n->rel);
+	free(n->path);
+	free(n);
+}
+
+/* Count @n down (a subtree below it is done, @failed or not); remove what
+ * is left waiting with nothing more below it, up the chain. */
+static void count_down(struct pool *P, struct node *n, bool failed)
+{
+	while (n) {
+		pthread_mutex_lock(&P->lock);
+		n->failed |= failed;
+		if (--n->pending > 0 || !n->passed) {
+			pthread_mutex_unlock(&P->lock);
+			return;
+		}
+		pthread_mutex_unlock(&P->lock);
+		failed = n->failed || !remove_node(P, n);
+		pthread_mutex_lock(&P->lock);
+		struct node *up = n->up;
+		node_free(P, n);
+		pthread_mutex_unlock(&P->lock);
+		n = up;
+	}
+}
+
+/* -------------------------------------------------------------- walks */
+
+struct walk {
+	struct worker *w;
+	struct task *t;
+	FTS *fts;
+	bool root_done;     /* the task's root was removed, or kept */
+	bool root_failed;   /* kept (a failure) */
+	bool root_waits;    /* its node removes it once its subtrees are gone */
+};
+
+/* Keep every directory above @ent in this walk (a failure below). */
+static void keep_above(struct walk *k, FTSENT *ent)
+{
+	for (FTSENT *p = ent->fts_parent; p->fts_level >= FTS_ROOTLEVEL;
+	     p = p->fts_parent) {
+		if (p->fts_number & NUM_KEEP)
+			break;
+		p->fts_number |= NUM_KEEP;
+	}
+	(void)k;
+}
+
+static void skip_tree(FTS *fts, FTSENT *ent)
+{
+	fastrm_fts_set(fts, ent, FTS_SKIP);
+	(void)fastrm_fts_read(fts); /* its postorder visit */
+}
+
+static void entry_here(struct walk *k, struct fastrm_rmtree_entry *e, FTSENT *ent,
+                       bool is_dir)
+{
+	entry_of(e, full_path(k->w, k->t->prefix, ent->fts_path, ent->fts_pathlen), k->fts->fts_cwd_fd,
+	         ent->fts_accpath, ent->fts_statp, k->t->level + ent->fts_level,
+	         is_dir);
+}
+
+/* Should @ent, a directory just entered, go to an idle worker? */
+static bool share(struct walk *k, FTSENT *ent)
+{
+	struct pool *P = k->w->P;
+	bool all = P->o->flags & FASTRM_RMTREE_SHARE_ALL;
+	if (ent->fts_level == FTS_ROOTLEVEL ||
+	    (!all && (LOAD(P->nworkers) < 2 || LOAD(P->idle) <= LOAD(P->nqueued))))
+		return false;
+	if ((k->fts->fts_options & FTS_XDEV) &&
+	    ent->fts_statp->st_dev != k->fts->fts_dev)
+		return false; /* reported at its postorder visit, as usual */
+
+	pthread_mutex_lock(&P->lock);
+	bool ok = false;
+	FTSENT *dir = ent->fts_parent;
+	struct node *n = NULL;
+	struct task *t = NULL;
+	if ((!all && P->idle <= P->nqueued) || P->ntasks >= P->max_tasks)
+		goto out;
+	n = node_of(P, k->t, dir, full_path(k->w, k->t->prefix, dir->fts_path, dir->fts_pathlen));
+	if (!n)
+		goto out;
+	if (!n->children) {
+		if (P->nbases >= P->max_bases)
+			goto out;
+		struct base *b = malloc(sizeof *b);
+		int fd = b ? fcntl(k->fts->fts_cwd_fd, F_DUPFD_CLOEXEC, 0) : -1;
+		if (fd < 0) {
+			free(b);
+			goto out;
+		}
+		b->fd = fd;
+		b->refs = 1;
+		P->nbases++;
+		n->children = b;
+	}
+	t = calloc(1, sizeof *t);
+	if (!t)
+		goto out;
+	const char *dp = full_path(k->w, k->t->prefix, dir->fts_path, dir->fts_pathlen);
+	size_t dl = strlen(dp);
+	t->name = strdup(ent->fts_accpath);
+	t->prefix = malloc(dl + 2);
+	if (!t->name || !t->prefix) {
+		free(t->name);
+		free(t->prefix);
+		free(t);
+		goto out;
+	}
+	memcpy(t->prefix, dp, dl);
+	if (dl && dp[dl - 1] == '/')
+		dl--;
+	t->prefix[dl] = '/';
+	t->prefix[dl + 1] = '\0';
+	t->base = n->children;
+	t->base->refs++;
+	t->up = n;
+	t->level = k->t->level + ent->fts_level;
+	t->check = true;
+	t->dev = ent->fts_statp->st_dev;
+	t->ino = ent->fts_statp->st_ino;
+	t->rdev = k->t->rdev;
+	t->pdev = dir->fts_statp->st_dev;
+	t->pino = dir->fts_statp->st_ino;
+	t->refs = 1;
+	n->pending++;
+	P->ntasks++;
+	P->shared++;
+	enqueue(P, t);
+	ok = true;
+out:
+	pthread_mutex_unlock(&P->lock);
+	return ok;
+}
+
+/* The walk is done with directory @ent (its postorder visit) and it has a
+ * node: count the walk's share down.  Returns true when the directory is
+ * to be removed now; false when it waits (its node goes on). */
+static bool pass_node(struct walk *k, FTSENT *ent, struct node *n, bool keep)
+{
+	struct pool *P = k->w->P;
+	pthread_mutex_lock(&P->lock);
+	n->failed |= keep;
+	if (n->pending > 1) {
+		/* subtrees below are still being removed: it waits, and so does
+		 * what is above it */
+		n->pending--;
+		n->passed = true;
+		if (ent->fts_level == FTS_ROOTLEVEL) {
+			n->up = k->t->up;
+		} else {
+			FTSENT *pe = ent->fts_parent;
+			struct node *pn = node_of(P, k->t, pe,
+			                          full_path(k->w, k->t->prefix, pe->fts_path, pe->fts_pathlen));
+			if (pn) {
+				pn->pending++;
+				n->up = pn;
+			} else {
+				/* no memory for the node above: keep it (and say so
+				 * once, as a failure of the walk) */
+				n->up = NULL;
+				n->failed = true;
+				ent->fts_parent->fts_number |= NUM_KEEP;
+			}
+		}
+		pthread_mutex_unlock(&P->lock);
+		if (ent->fts_level == FTS_ROOTLEVEL)
+			k->root_waits = true; /* its node reports to the task's up */
+		return false;
+	}
+	pthread_mutex_unlock(&P->lock);
+	return true;
+}
+
+/* Remove @ent at its postorder (or only) visit. */
+static void remove_entry(struct walk *k, FTSENT *ent)
+{
+	struct pool *P = k->w->P;
+	FTS *fts = k->fts;
+	bool is_dir = ent->fts_info == FTS_DP || ent->fts_info == FTS_DNR;
+	bool root = ent->fts_level == FTS_ROOTLEVEL;
+	struct fastrm_rmtree_entry e;
+
+	if (ent->fts_pointer == GIVEN_AWAY)
+		return;
+	if (ent->fts_info == FTS_DP && (fts->fts_options & FTS_XDEV) && !root &&
+	    ent->fts_statp->st_dev != fts->fts_dev) {
+		entry_here(k, &e, ent, true);
+		if (report_failed(P, &e, FASTRM_RMTREE_EXDEV, EXDEV))
+			keep_above(k, ent);
+		return;
+	}
+	struct node *n = is_dir && ent->fts_pointer ? ent->fts_pointer : NULL;
+	bool keep = is_dir && (ent->fts_number & NUM_KEEP);
+	if (n) {
+		bool now = pass_node(k, ent, n, keep);
+		if (!now)
+			return;
+		keep |= n->failed;
+		pthread_mutex_lock(&P->lock);
+		ent->fts_pointer = NULL;
+		node_free(P, n);
+		pthread_mutex_unlock(&P->lock);
+	}
+	if (keep) {
+		if (!root)
+			keep_above(k, ent);
+		else
+			k->root_failed = k->root_done = true;
+		return;
+	}
+
+	int rc = unlinkat(fts->fts_cwd_fd, ent->fts_accpath, is_dir ? AT_REMOVEDIR : 0);
+	if (rc < 0 && errno == ENOTEMPTY && ent->fts_info == FTS_DP &&
+	    ent->fts_number / NUM_RETRY < NOTEMPTY_RETRIES) {
+		/* entries appeared meanwhile: read it again, a few times */
+		ent->fts_number += NUM_RETRY;
+		fastrm_fts_set(fts, ent, FTS_AGAIN);
+		return;
+	}
+	entry_here(k, &e, ent, is_dir);
+	if (rc == 0) {
+		report_removed(P, &e);
+		if (root)
+			k->root_done = true;
+		return;
+	}
+	int err = errno;
+	struct stat sb;
+	/* some kernels say EROFS for a missing file on a read-only fs */
+	if (err == EROFS && fstatat(fts->fts_cwd_fd, ent->fts_accpath, &sb,
+	                            AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT)
+		err = ENOENT;
+	/* rmdir of a directory that could not be read: its read error says more */
+	if (ent->fts_info == FTS_DNR && ent->fts_errno &&
+	    (err == ENOTEMPTY || err == EISDIR || err == ENOTDIR || err == EEXIST))
+		err = ent->fts_errno;
+	bool counts = report_failed(P, &e, FASTRM_RMTREE_EREMOVE, err);
+	if (root)
+		k->root_failed = counts, k->root_done = true;
+	else if (counts)
+		keep_above(k, ent);
+}
+
+static void visit(struct walk *k, FTSENT *ent)
+{
+	struct pool *P = k->w->P;
+	struct task *t = k->t;
+	struct fastrm_rmtree_entry e;
+
+	switch (ent->fts_info) {
+	case FTS_D:
+		if (ent->fts_level == FTS_ROOTLEVEL) {
+			if (t->check && (ent->fts_statp->st_dev != t->dev ||
+			                 ent->fts_statp->st_ino != t->ino)) {
+				/* not the directory that was handed over */
+				entry_here(k, &e, ent, true);
+				k->root_failed = report_failed(P, &e, FASTRM_RMTREE_EWALK, ENOENT);
+				k->root_done = true;
+				skip_tree(k->fts, ent);
+				return;
+			}
+			if (!t->up)
+				t->rdev = ent->fts_statp->st_dev;
+		} else if (share(k, ent)) {
+			ent->fts_pointer = GIVEN_AWAY;
+			skip_tree(k->fts, ent);
+		}
+		return;
+	case FTS_DC:
+		entry_here(k, &e, ent, true);
+		report_failed(P, &e, FASTRM_RMTREE_ECYCLE, ELOOP);
+		skip_tree(k->fts, ent);
+		return;
+	case FTS_ERR:
+		entry_here(k, &e, ent, true);
+		report_failed(P, &e, FASTRM_RMTREE_EWALK, ent->fts_errno);
+		if (ent->fts_level == FTS_ROOTLEVEL)
+			k->root_failed = k->root_done = true;
+		skip_tree(k->fts, ent);
+		return;
+	default:
+		remove_entry(k, ent);
+		return;
+	}
+}
+
+/* A path given: the caller may refuse it. */
+static bool root_allowed(struct walk *k, FTSENT *ent)
+{
+	struct pool *P = k->w->P;
+	if (k->t->up || !P->o->root)
+		return true;
+	struct fastrm_rmtree_entry e;
+	entry_here(k, &e, ent, ent->fts_info == FTS_D);
+	pthread_mutex_lock(&P->cb);
+	int rc = P->o->root(P->o->ctx, &e);
+	if (rc != 0)
+		P->failures++;
+	pthread_mutex_unlock(&P->cb);
+	return rc == 0;
+}
+
+static void run_task(struct worker *w, struct task *t)
+{
+	struct pool *P = w->P;
+	char *argv[2] = { t->name, NULL };
+	int options = FTS_CWDFD | FTS_NOSTAT | FTS_PHYSICAL;
+	if (P->o->flags & FASTRM_RMTREE_XDEV)
+		options |= FTS_XDEV;
+	struct walk k = { .w = w, .t = t };
+
+	k.fts = fts_open_at(t->base->fd, argv, options, NULL);
+	if (!k.fts) {
+		report_fatal(P, errno ? errno : ENOMEM);
+	} else {
+		fastrm_fts_set_order(k.fts, P->order);
+		fastrm_fts_set_memory_budget(k.fts, P->budget);
+		FTSENT *ent = NULL;
+		while (!ended(P) && (ent = fastrm_fts_read(k.fts)) != NULL) {
+			if (ent->fts_level == FTS_ROOTLEVEL && ent->fts_info != FTS_DP &&
+			    !root_allowed(&k, ent)) {
+				if (ent->fts_info == FTS_D)
+					skip_tree(k.fts, ent);
+				k.root_failed = k.root_done = true;
+				continue;
+			}
+			visit(&k, ent);
+		}
+		if (!ent && errno != 0 && !ended(P)) {
+			/* the walk cannot go on: as GNU rm after "fts_read
+			 * failed", the whole removal ends */
+			int err = errno;
+			struct fastrm_rmtree_entry e;
+			entry_of(&e, full_path(w, t->prefix, t->name, strlen(t->name)), t->base->fd,
+			         t->name, NULL, t->level, true);
+			report_failed(P, &e, FASTRM_RMTREE_EWALK, err);
+			report_fatal(P, err);
+		}
+		fastrm_fts_close(k.fts);
+	}
+	struct node *up = t->up;
+	bool tell = k.root_done && !k.root_waits && !ended(P);
+	pthread_mutex_lock(&P->lock);
+	task_put(P, t);
+	pthread_mutex_unlock(&P->lock);
+	if (tell && up)
+		count_down(P, up, k.root_failed);
+}
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+	struct pool *P = w->P;
+	pthread_mutex_lock(&P->lock);
+	for (;;) {
+		ADD(P->idle, 1);
+		while (!P->head && !P->done) {
+			if (P->idle == P->nworkers || ended(P)) {
+				/* nothing queued, nobody at work: all is done */
+				P->done = true;
+				pthread_cond_broadcast(&P->work);
+				break;
+			}
+			pthread_cond_wait(&P->work, &P->lock);
+		}
+		if (P->done || ended(P)) {
+			P->done = true;
+			pthread_cond_broadcast(&P->work);
+			break;
+		}
+		struct task *t = P->head;
+		P->head = t->next;
+		if (!P->head)
+			P->tail = NULL;
+		ADD(P->nqueued, -1u);
+		ADD(P->idle, -1u);
+		pthread_mutex_unlock(&P->lock);
+		run_task(w, t);
+		pthread_mutex_lock(&P->lock);
+	}
+	pthread_mutex_unlock(&P->lock);
+	free(w->path);
+	w->path = NULL;
+	return NULL;
+}
+
+/* Workers that the limit on open files can hold. */
+static unsigned fit_workers(unsigned want)
+{
+	struct rlimit rl;
+	if (want > MAX_WORKERS)
+		want = MAX_WORKERS;
+	if (want < 1)
+		want = 1;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+		rlim_t room = rl.rlim_cur > FDS_RESERVED ? rl.rlim_cur - FDS_RESERVED : 0;
+		rlim_t fit = room / (FDS_PER_WORKER + MAX_BASES_PER_WORKER);
+		if (fit < want)
+			want = fit > 1 ? (unsigned)fit : 1;
+	}
+	return want;
+}
+
+FASTRM_EXPORT int fastrm_rmtree(char *const *paths,
+                                const struct fastrm_rmtree_opts *opts,
+                                struct fastrm_rmtree_stats *stats)
+{
+	if (!paths || !opts || opts->size < sizeof *opts)
+		return -EINVAL;
+	struct pool P = {
+		.o = opts,
+		.lock = PTHREAD_MUTEX_INITIALIZER,
+		.cb = PTHREAD_MUTEX_INITIALIZER,
+		.work = PTHREAD_COND_INITIALIZER,
+	};
+	P.order = opts->order ? opts->order : fastrm_order_by_name("auto");
+	P.nworkers = fit_workers(opts->workers);
+	size_t memory = opts->memory ? opts->memory : FASTRM_DEFAULT_BUDGET;
+	P.budget = memory / P.nworkers;
+	if (P.budget < 64 * 1024)
+		P.budget = 64 * 1024;
+	P.max_tasks = MAX_TASKS_PER_WORKER * P.nworkers;
+	P.max_bases = MAX_BASES_PER_WORKER * P.nworkers;
+
+	/* The paths given are the first tasks, relative to the working
+	 * directory. */
+	int rc = 0;
+	for (char *const *a = paths; *a; a++) {
+		struct task *t = calloc(1, sizeof *t);
+		struct base *b = calloc(1, sizeof *b);
+		if (!t || !b || !(t->name = strdup(*a)) || !(t->prefix = strdup(""))) {
+			if (t)
+				free(t->name);
+			free(t);
+			free(b);
+			rc = -ENOMEM;
+			break;
+		}
+		b->fd = AT_FDCWD;
+		b->refs = 1;
+		t->base = b;
+		t->refs = 1;
+		P.ntasks++;
+		enqueue(&P, t);
+	}
+
+	struct worker *w = calloc(P.nworkers, sizeof *w);
+	pthread_t *tid = calloc(P.nworkers, sizeof *tid);
+	unsigned started = 0;
+	if (rc == 0 && (!w || !tid))
+		rc = -ENOMEM;
+	if (rc == 0) {
+		for (unsigned i = 0; i < P.nworkers; i++)
+			w[i].P = &P;
+		/* Workers never take signals: the caller's thread handles them. */
+		sigset_t all, old;
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		for (unsigned i = 1; i < P.nworkers; i++) {
+			if (pthread_create(&tid[i], NULL, work, &w[i]) != 0)
+				break;
+			started++;
+		}
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (started + 1 < P.nworkers) {
+			/* fewer threads than asked: the rest do the work */
+			pthread_mutex_lock(&P.lock);
+			STORE(P.nworkers, started + 1);
+			pthread_mutex_unlock(&P.lock);
+		}
+		work(&w[0]); /* the caller's thread is a worker too */
+		for (unsigned i = 1; i <= started; i++)
+			pthread_join(tid[i], NULL);
+	}
+
+	/* After a stop or a fatal error: what was left waiting. */
+	while (P.head) {
+		struct task *t = P.head;
+		P.head = t->next;
+		task_put(&P, t);
+	}
+	while (P.nodes)
+		node_free(&P, P.nodes);
+
+	if (stats) {
+		memset(stats, 0, sizeof *stats);
+		stats->workers = started + 1;
+		stats->subtrees_shared = P.shared;
+	}
+	free(w);
+	free(tid);
+	if (rc == 0)
+		rc = P.fatal ? P.fatal : stopped(&P) ? -EINTR
+		                       : (int)(P.failures > INT32_MAX ? INT32_MAX : P.failures);
+	return rc;
+}

@@ -1,0 +1,420 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Tree removal with workers: every entry removed and reported exactly
+ * once, a directory only after all of its entries, with 1 to 16 workers
+ * and with every directory handed to another walk (FASTRM_RMTREE_SHARE_ALL,
+ * so that the waiting directories' bookkeeping runs whatever the timing);
+ * a failure keeps its ancestors and nothing else; ignored failures do not;
+ * symlinks are removed, never followed; a refused argument is left; a stop
+ * leaves the rest; no fd is leaked.  Failures are injected by wrapping
+ * unlinkat (-Wl,--wrap=unlinkat). */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fastrm/rmtree.h"
+#include "fastrm-int.h"
+#include "fixture.h"
+
+/* ------------------------------------------------------ unlinkat faults */
+
+int __real_unlinkat(int dirfd, const char *path, int flags);
+int __wrap_unlinkat(int dirfd, const char *path, int flags);
+
+static const char *fail_name; /* unlinkat of this name fails... */
+static int fail_errno;        /* ...with this */
+static bool fail_after;       /* ...after removing it (it vanished first) */
+
+int __wrap_unlinkat(int dirfd, const char *path, int flags)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	if (fail_name && strcmp(base, fail_name) == 0) {
+		if (fail_after)
+			__real_unlinkat(dirfd, path, flags);
+		errno = fail_errno;
+		return -1;
+	}
+	return __real_unlinkat(dirfd, path, flags);
+}
+
+/* ---------------------------------------------------------- the fixture */
+
+static char *top;
+static int topfd;
+
+static int setup(void **state)
+{
+	(void)state;
+	top = fx_mkdtemp();
+	topfd = open(top, O_RDONLY | O_DIRECTORY);
+	assert_true(topfd >= 0);
+	assert_int_equal(fchdir(topfd), 0);
+	fail_name = NULL;
+	fail_after = false;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	fail_name = NULL;
+	assert_int_equal(chdir("/"), 0);
+	close(topfd);
+	fx_cleanup(top);
+	return 0;
+}
+
+/* A tree of @dirs directories (each with @files files and up to 4
+ * subdirectories, breadth first) under @name; returns the entry count. */
+static long make_tree(const char *name, int dirs, int files)
+{
+	char (*q)[256] = calloc((size_t)dirs, sizeof *q);
+	assert_non_null(q);
+	long n = 0;
+	int made = 1, next = 0;
+	snprintf(q[0], sizeof q[0], "%s", name);
+	assert_int_equal(mkdir(name, 0755), 0);
+	n++;
+	while (next < made) {
+		char *d = q[next++];
+		for (int f = 0; f < files; f++) {
+			char p[300];
+			snprintf(p, sizeof p, "%s/f%d", d, f);
+			fx_write_file(AT_FDCWD, p, "");
+			n++;
+		}
+		for (int s = 0; s < 4 && made < dirs; s++) {
+			snprintf(q[made], sizeof q[made], "%s/d%d", d, s);
+			assert_int_equal(mkdir(q[made], 0755), 0);
+			made++;
+			n++;
+		}
+	}
+	free(q);
+	return n;
+}
+
+/* What the callbacks saw. */
+struct seen {
+	pthread_mutex_t lock;
+	char **paths;          /* removed, in the order reported */
+	long n, cap;
+	long failures, ignored;
+	int fail_errno;
+	enum fastrm_rmtree_error fail_what;
+	char fail_path[512];
+	bool ignore;           /* the failed callback ignores failures */
+	const char *refuse;    /* the root callback refuses this path */
+};
+
+static void on_removed(void *ctx, const struct fastrm_rmtree_entry *e)
+{
+	struct seen *s = ctx;
+	/* the library calls one callback at a time: a lock taken here must
+	 * always be free */
+	assert_int_equal(pthread_mutex_trylock(&s->lock), 0);
+	if (s->n == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 1024;
+		s->paths = realloc(s->paths, (size_t)s->cap * sizeof *s->paths);
+		assert_non_null(s->paths);
+	}
+	s->paths[s->n++] = strdup(e->path);
+	pthread_mutex_unlock(&s->lock);
+}
+
+static int on_failed(void *ctx, const struct fastrm_rmtree_entry *e,
+                     enum fastrm_rmtree_error what, int err)
+{
+	struct seen *s = ctx;
+	assert_int_equal(pthread_mutex_trylock(&s->lock), 0);
+	if (getenv("RMTREE_DEBUG"))
+		fprintf(stderr, "failed: %s what %d: %s\n", e->path, what, strerror(err));
+	if (s->ignore) {
+		s->ignored++;
+	} else {
+		s->failures++;
+		s->fail_errno = err;
+		s->fail_what = what;
+		snprintf(s->fail_path, sizeof s->fail_path, "%s", e->path);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return !s->ignore;
+}
+
+static int on_root(void *ctx, const struct fastrm_rmtree_entry *e)
+{
+	struct seen *s = ctx;
+	assert_int_equal(e->level, 0);
+	assert_non_null(e->st);
+	return s->refuse && strcmp(e->path, s->refuse) == 0 ? 1 : 0;
+}
+
+static void seen_free(struct seen *s)
+{
+	for (long i = 0; i < s->n; i++)
+		free(s->paths[i]);
+	free(s->paths);
+}
+
+static int run(char **paths, unsigned workers, unsigned flags, struct seen *s,
+               struct fastrm_rmtree_stats *st)
+{
+	struct fastrm_rmtree_opts o = { 0 };
+	o.size = sizeof o;
+	o.workers = workers;
+	o.flags = flags;
+	o.ctx = s;
+	o.removed = on_removed;
+	o.failed = on_failed;
+	o.root = on_root;
+	pthread_mutex_init(&s->lock, NULL);
+	return fastrm_rmtree(paths, &o, st);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Each path once; each directory after everything below it. */
+static void check_reports(struct seen *s, long want)
+{
+	assert_int_equal(s->n, want);
+	char **sorted = malloc((size_t)s->n * sizeof *sorted);
+	assert_non_null(sorted);
+	memcpy(sorted, s->paths, (size_t)s->n * sizeof *sorted);
+	qsort(sorted, (size_t)s->n, sizeof *sorted, cmp_str);
+	for (long i = 1; i < s->n; i++)
+		assert_string_not_equal(sorted[i - 1], sorted[i]);
+	free(sorted);
+	/* position of each report; a path's parent must come later */
+	for (long i = 0; i < s->n; i++) {
+		const char *p = s->paths[i];
+		const char *slash = strrchr(p, '/');
+		if (!slash)
+			continue;
+		size_t plen = (size_t)(slash - p);
+		long j;
+		for (j = 0; j < s->n; j++)
+			if (strlen(s->paths[j]) == plen && strncmp(s->paths[j], p, plen) == 0)
+				break;
+		if (j < s->n && j < i)
+			fail_msg("%s reported before %s", s->paths[j], p);
+	}
+}
+
+static long counted;
+
+static int count_one(const char *p, const struct stat *sb, int type, struct FTW *f)
+{
+	(void)p; (void)sb; (void)type; (void)f;
+	counted++;
+	return 0;
+}
+
+/* Entries in the tree @name, itself included. */
+static long count_entries(const char *name)
+{
+	counted = 0;
+	assert_int_equal(nftw(name, count_one, 16, FTW_PHYS), 0);
+	return counted;
+}
+
+static void remove_tree(unsigned workers, unsigned flags)
+{
+	make_tree("t", 300, 5);
+	make_tree("u", 40, 3);
+	/* a chain deeper than an fts stream's fd window */
+	fx_make_chain(topfd, "t/d0/chain", 40, 3);
+	long n = count_entries("t") + count_entries("u");
+	int fds = fx_count_fds();
+	struct seen s = { 0 };
+	struct fastrm_rmtree_stats st;
+	char *paths[] = { "t", "u", NULL };
+	assert_int_equal(run(paths, workers, flags, &s, &st), 0);
+	assert_int_equal(access("t", F_OK), -1);
+	assert_int_equal(access("u", F_OK), -1);
+	check_reports(&s, n);
+	assert_int_equal(s.failures, 0);
+	assert_int_equal(fx_count_fds(), fds);
+	assert_true(st.workers >= 1 && st.workers <= (workers ? workers : 1));
+	if (flags & FASTRM_RMTREE_SHARE_ALL)
+		assert_true(st.subtrees_shared > 0);
+	seen_free(&s);
+}
+
+static void test_one_worker(void **state) { (void)state; remove_tree(1, 0); }
+static void test_two_workers(void **state) { (void)state; remove_tree(2, 0); }
+static void test_sixteen_workers(void **state) { (void)state; remove_tree(16, 0); }
+static void test_share_all_one(void **state)
+{
+	(void)state;
+	remove_tree(1, FASTRM_RMTREE_SHARE_ALL);
+}
+static void test_share_all_four(void **state)
+{
+	(void)state;
+	remove_tree(4, FASTRM_RMTREE_SHARE_ALL);
+}
+
+/* One file that cannot be removed, deep in a shared subtree: reported
+ * once; it and its ancestors stay, everything else goes. */
+static void fail_keeps_ancestors(unsigned workers)
+{
+	make_tree("t", 200, 4);
+	fx_write_file(topfd, "t/d1/d1/stuck", "");
+	fail_name = "stuck";
+	fail_errno = EACCES;
+	struct seen s = { 0 };
+	char *paths[] = { "t", NULL };
+	assert_int_equal(run(paths, workers, FASTRM_RMTREE_SHARE_ALL, &s, NULL), 1);
+	assert_int_equal(s.failures, 1);
+	assert_int_equal(s.fail_errno, EACCES);
+	assert_int_equal(s.fail_what, FASTRM_RMTREE_EREMOVE);
+	assert_string_equal(s.fail_path, "t/d1/d1/stuck");
+	/* the chain above it is kept, with nothing else in it */
+	struct stat sb;
+	assert_int_equal(stat("t/d1/d1/stuck", &sb), 0);
+	const char *chain[][2] = { { "t", "d1" }, { "t/d1", "d1" }, { "t/d1/d1", "stuck" } };
+	for (size_t i = 0; i < 3; i++) {
+		char cmd[256];
+		int fd = openat(topfd, chain[i][0], O_RDONLY | O_DIRECTORY);
+		assert_true(fd >= 0);
+		long entries = 0;
+		DIR *d = fdopendir(fd);
+		struct dirent *e;
+		while ((e = readdir(d)))
+			if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+				entries++;
+				snprintf(cmd, sizeof cmd, "%s", e->d_name);
+			}
+		closedir(d);
+		assert_int_equal(entries, 1);
+		assert_string_equal(cmd, chain[i][1]);
+	}
+	seen_free(&s);
+}
+
+static void test_failure_one(void **state) { (void)state; fail_keeps_ancestors(1); }
+static void test_failure_eight(void **state) { (void)state; fail_keeps_ancestors(8); }
+
+/* An ignored failure (rm -f and an entry that vanished: ENOENT) keeps
+ * nothing: the tree goes, nothing counts. */
+static void test_ignored_failure(void **state)
+{
+	(void)state;
+	make_tree("t", 50, 3);
+	fx_write_file(topfd, "t/d2/gone", "");
+	fail_name = "gone";
+	fail_errno = ENOENT;
+	fail_after = true;
+	struct seen s = { .ignore = true };
+	char *paths[] = { "t", NULL };
+	assert_int_equal(run(paths, 4, FASTRM_RMTREE_SHARE_ALL, &s, NULL), 0);
+	assert_int_equal(s.ignored, 1);
+	assert_int_equal(access("t", F_OK), -1);
+	seen_free(&s);
+}
+
+/* Symlinks, to a directory and a file outside, are removed as links. */
+static void test_symlinks_not_followed(void **state)
+{
+	(void)state;
+	make_tree("t", 30, 2);
+	assert_int_equal(mkdir("outside", 0755), 0);
+	fx_write_file(topfd, "outside/keep", "x");
+	assert_int_equal(symlink("../../outside", "t/d0/link"), 0);
+	assert_int_equal(symlink("../outside/keep", "t/flink"), 0);
+	struct seen s = { 0 };
+	char *paths[] = { "t", NULL };
+	assert_int_equal(run(paths, 4, FASTRM_RMTREE_SHARE_ALL, &s, NULL), 0);
+	assert_int_equal(access("t", F_OK), -1);
+	assert_int_equal(access("outside/keep", F_OK), 0);
+	seen_free(&s);
+}
+
+/* A refused argument is left whole; the others go; a missing one fails. */
+static void test_roots(void **state)
+{
+	(void)state;
+	make_tree("a", 20, 2);
+	make_tree("b", 20, 2);
+	fx_write_file(topfd, "file", "");
+	struct seen s = { .refuse = "b" };
+	char *paths[] = { "a", "b", "file", "missing", NULL };
+	assert_int_equal(run(paths, 3, 0, &s, NULL), 2);
+	assert_int_equal(access("a", F_OK), -1);
+	assert_int_equal(access("b/d1", F_OK), 0);
+	assert_int_equal(access("file", F_OK), -1);
+	assert_int_equal(s.failures, 1); /* "missing"; "b" the callback said */
+	assert_int_equal(s.fail_errno, ENOENT);
+	assert_string_equal(s.fail_path, "missing");
+	seen_free(&s);
+}
+
+/* A stop set before the start: nothing is removed, -EINTR. */
+static void test_stop(void **state)
+{
+	(void)state;
+	make_tree("t", 20, 2);
+	volatile sig_atomic_t stop = 1;
+	struct seen s = { 0 };
+	struct fastrm_rmtree_opts o = { 0 };
+	o.size = sizeof o;
+	o.workers = 4;
+	o.ctx = &s;
+	o.removed = on_removed;
+	o.stop = &stop;
+	pthread_mutex_init(&s.lock, NULL);
+	char *paths[] = { "t", NULL };
+	int fds = fx_count_fds();
+	assert_int_equal(fastrm_rmtree(paths, &o, NULL), -EINTR);
+	assert_int_equal(access("t/d1", F_OK), 0);
+	assert_int_equal(fx_count_fds(), fds);
+	seen_free(&s);
+}
+
+static void test_bad_input(void **state)
+{
+	(void)state;
+	struct fastrm_rmtree_opts o = { 0 };
+	char *paths[] = { NULL };
+	assert_int_equal(fastrm_rmtree(paths, &o, NULL), -EINVAL); /* no size */
+	o.size = sizeof o;
+	assert_int_equal(fastrm_rmtree(NULL, &o, NULL), -EINVAL);
+	assert_int_equal(fastrm_rmtree(paths, &o, NULL), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_one_worker, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_two_workers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sixteen_workers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_share_all_one, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_share_all_four, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_failure_one, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_failure_eight, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ignored_failure, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_symlinks_not_followed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_roots, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stop, setup, teardown),
+		cmocka_unit_test(test_bad_input),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
