@@ -56,8 +56,16 @@
 /* fds left to the caller when the worker count is fitted to RLIMIT_NOFILE. */
 #define FDS_RESERVED 16
 
+/* Paths given that are not directories, removed at once at most. */
+#define GROUP_MAX 64
+
 /* Tasks alive (queued, running, or waiting for their subtrees) per worker. */
 #define MAX_TASKS_PER_WORKER 4
+
+/* A batch of names handed to an idle worker in one directory: at most this
+ * many, in at most this many bytes. */
+#define BATCH_NAMES 256
+#define BATCH_BYTES (16 * 1024)
 
 /* A directory found not empty at its removal (entries added meanwhile) is
  * read and emptied again this many times before the error stands. */
@@ -79,15 +87,21 @@ struct base {
 struct task {
 	struct task *next;     /* in the queue */
 	struct base *base;
-	char *name;            /* relative to base */
+	char *name;            /* relative to base (NULL: a batch) */
+	char *names;           /* a batch: names to unlink in base, each ended
+	                          by a NUL */
+	size_t names_len;
+	unsigned count;
 	char *prefix;          /* the path of base for messages, with its '/' */
 	struct node *up;       /* waits for this subtree; NULL: a path given */
 	int level;             /* level of its root in the whole removal */
 	bool check;            /* the root must be (dev, ino) */
+	bool again;            /* its root was found not empty once already */
 	dev_t dev, rdev;       /* rdev: device of the path given (XDEV) */
 	ino_t ino;
 	dev_t pdev;            /* base's identity */
 	ino_t pino;
+	size_t root_len;       /* length of its root's fts_path in the walk */
 	unsigned refs;         /* its walk, and each node in it */
 };
 
@@ -98,7 +112,8 @@ struct node {
 	unsigned pending;
 	bool failed, passed;   /* passed: its walk is done with it */
 	struct base *children; /* copy of its fd, for subtrees given away */
-	char *rel;             /* its path relative to the task's root */
+	char *rel;             /* its fts_path in the task's walk */
+	bool root;             /* it is the task's root */
 	char *path;            /* its full path */
 	int level;
 	dev_t pdev;            /* its parent's identity */
@@ -117,9 +132,10 @@ struct pool {
 	unsigned max_tasks, max_bases;
 	bool done;
 	unsigned long failures;
-	size_t shared;
+	size_t shared, batches;
 	int fatal;             /* a negative errno that ended everything */
 	struct node *nodes;    /* alive */
+	char *const *next_arg; /* paths given not yet queued */
 	pthread_mutex_t cb;    /* one callback at a time */
 };
 
@@ -231,6 +247,7 @@ static void task_put(struct pool *P, struct task *t)
 		return;
 	base_put(P, t->base);
 	free(t->name);
+	free(t->names);
 	free(t->prefix);
 	free(t);
 	P->ntasks--;
@@ -277,6 +294,7 @@ static struct node *node_of(struct pool *P, struct task *t, FTSENT *ent,
 	P->nodes = n;
 	n->pending = 1;
 	n->level = t->level + ent->fts_level;
+	n->root = ent->fts_level == FTS_ROOTLEVEL;
 	n->st = *ent->fts_statp;
 	if (ent->fts_level == FTS_ROOTLEVEL) {
 		n->pdev = t->pdev;
@@ -297,7 +315,7 @@ static int reach_parent(const struct node *n, int *fd, const char **last)
 {
 	const struct task *t = n->task;
 	const char *slash = strrchr(n->rel, '/');
-	if (!slash || strcmp(n->rel, t->name) == 0) {
+	if (n->root) {
 		/* the task's root itself: its parent is the base */
 		*last = t->name;
 		*fd = t->base->fd == AT_FDCWD ? AT_FDCWD
@@ -309,7 +327,7 @@ static int reach_parent(const struct node *n, int *fd, const char **last)
 	               O_RDONLY | O_DIRECTORY | O_CLOEXEC | (t->up ? O_NOFOLLOW : 0));
 	if (d < 0)
 		return errno;
-	const char *p = n->rel + strlen(t->name);
+	const char *p = n->rel + t->root_len;
 	while (*p == '/')
 		p++;
 	while (p < slash) {
@@ -342,15 +360,65 @@ static int reach_parent(const struct node *n, int *fd, const char **last)
 	return 0;
 }
 
-/* Remove node @n's directory now that nothing below it is left.  Returns
- * true when it was removed. */
-static bool remove_node(struct pool *P, struct node *n)
+/* The outcome of removing a waiting directory. */
+enum outcome { REMOVED, KEPT, AGAIN };
+
+/* Queue @n's directory, found not empty (entries were added meanwhile),
+ * as a subtree to empty and remove again, once; @fd is its parent (owned
+ * here), @name its name there.  With the lock.  false: no memory. */
+static bool queue_again(struct pool *P, struct node *n, int fd, const char *name)
+{
+	struct task *t = calloc(1, sizeof *t);
+	struct base *b = calloc(1, sizeof *b);
+	const char *slash = strrchr(n->path, '/');
+	if (t) {
+		t->name = strdup(name);
+		t->prefix = n->root ? strdup(n->task->prefix)
+		                    : strndup(n->path, slash ? (size_t)(slash - n->path) + 1 : 0);
+	}
+	if (!t || !b || !t->name || !t->prefix) {
+		if (t) {
+			free(t->name);
+			free(t->prefix);
+		}
+		free(t);
+		free(b);
+		return false;
+	}
+	b->fd = fd;
+	b->refs = 1;
+	if (fd >= 0)
+		P->nbases++;
+	t->base = b;
+	t->up = n->up;
+	t->level = n->level;
+	t->check = t->again = true;
+	t->dev = n->st.st_dev;
+	t->ino = n->st.st_ino;
+	t->rdev = n->task->rdev;
+	t->pdev = n->pdev;
+	t->pino = n->pino;
+	t->refs = 1;
+	P->ntasks++;
+	enqueue(P, t);
+	return true;
+}
+
+/* Remove node @n's directory now that nothing below it is left. */
+static enum outcome remove_node(struct pool *P, struct node *n)
 {
 	const char *name = NULL;
 	int fd = -1;
 	int err = reach_parent(n, &fd, &name);
 	if (!err && unlinkat(fd, name, AT_REMOVEDIR) < 0)
 		err = errno;
+	if (err == ENOTEMPTY && !(n->root && n->task->again)) {
+		pthread_mutex_lock(&P->lock);
+		bool queued = queue_again(P, n, fd, name);
+		pthread_mutex_unlock(&P->lock);
+		if (queued)
+			return AGAIN;
+	}
 	struct fastrm_rmtree_entry e;
 	entry_of(&e, n->path, fd, name ? name : n->rel, &n->st, n->level, true);
 	if (!err)
@@ -359,7 +427,7 @@ static bool remove_node(struct pool *P, struct node *n)
 		report_failed(P, &e, FASTRM_RMTREE_EREMOVE, err);
 	if (fd >= 0)
 		close(fd);
-	return !err;
+	return err ? KEPT : REMOVED;
 }
 
 static void node_free(struct pool *P, struct node *n)
@@ -391,9 +459,10 @@ static void count_down(struct pool *P, struct node *n, bool failed)
 			return;
 		}
 		pthread_mutex_unlock(&P->lock);
-		failed = n->failed || !remove_node(P, n);
+		enum outcome o = n->failed ? KEPT : remove_node(P, n);
+		failed = o == KEPT;
 		pthread_mutex_lock(&P->lock);
-		struct node *up = n->up;
+		struct node *up = o == AGAIN ? NULL : n->up; /* the new task tells it */
 		node_free(P, n);
 		pthread_mutex_unlock(&P->lock);
 		n = up;
@@ -406,6 +475,8 @@ struct walk {
 	struct worker *w;
 	struct task *t;
 	FTS *fts;
+	struct task *batch;  /* names being collected for another worker */
+	FTSENT *batch_dir;   /* the directory they are in */
 	bool root_done;     /* the task's root was removed, or kept */
 	bool root_failed;   /* kept (a failure) */
 	bool root_waits;    /* its node removes it once its subtrees are gone */
@@ -437,54 +508,46 @@ static void entry_here(struct walk *k, struct fastrm_rmtree_entry *e, FTSENT *en
 	         is_dir);
 }
 
-/* Should @ent, a directory just entered, go to an idle worker? */
-static bool share(struct walk *k, FTSENT *ent)
+/* Is there a worker to take more work? */
+static bool wanted(const struct pool *P)
+{
+	return (P->o->flags & FASTRM_RMTREE_SHARE_ALL) ||
+	       (LOAD(P->nworkers) >= 2 && LOAD(P->idle) > LOAD(P->nqueued));
+}
+
+/* A task for work in @dir (the walk's current directory, whose fd is
+ * fts_cwd_fd) that another worker will do: @dir's node waits for it.
+ * With the lock.  NULL when a bound is reached or memory is short. */
+static struct task *new_task(struct walk *k, FTSENT *dir)
 {
 	struct pool *P = k->w->P;
-	bool all = P->o->flags & FASTRM_RMTREE_SHARE_ALL;
-	if (ent->fts_level == FTS_ROOTLEVEL ||
-	    (!all && (LOAD(P->nworkers) < 2 || LOAD(P->idle) <= LOAD(P->nqueued))))
-		return false;
-	if ((k->fts->fts_options & FTS_XDEV) &&
-	    ent->fts_statp->st_dev != k->fts->fts_dev)
-		return false; /* reported at its postorder visit, as usual */
-
-	pthread_mutex_lock(&P->lock);
-	bool ok = false;
-	FTSENT *dir = ent->fts_parent;
-	struct node *n = NULL;
-	struct task *t = NULL;
-	if ((!all && P->idle <= P->nqueued) || P->ntasks >= P->max_tasks)
-		goto out;
-	n = node_of(P, k->t, dir, full_path(k->w, k->t->prefix, dir->fts_path, dir->fts_pathlen));
+	if (!wanted(P) || P->ntasks >= P->max_tasks)
+		return NULL;
+	const char *dp = full_path(k->w, k->t->prefix, dir->fts_path, dir->fts_pathlen);
+	struct node *n = node_of(P, k->t, dir, dp);
 	if (!n)
-		goto out;
+		return NULL;
 	if (!n->children) {
 		if (P->nbases >= P->max_bases)
-			goto out;
+			return NULL;
 		struct base *b = malloc(sizeof *b);
 		int fd = b ? fcntl(k->fts->fts_cwd_fd, F_DUPFD_CLOEXEC, 0) : -1;
 		if (fd < 0) {
 			free(b);
-			goto out;
+			return NULL;
 		}
 		b->fd = fd;
 		b->refs = 1;
 		P->nbases++;
 		n->children = b;
 	}
-	t = calloc(1, sizeof *t);
-	if (!t)
-		goto out;
-	const char *dp = full_path(k->w, k->t->prefix, dir->fts_path, dir->fts_pathlen);
+	struct task *t = calloc(1, sizeof *t);
 	size_t dl = strlen(dp);
-	t->name = strdup(ent->fts_accpath);
-	t->prefix = malloc(dl + 2);
-	if (!t->name || !t->prefix) {
-		free(t->name);
-		free(t->prefix);
+	if (t)
+		t->prefix = malloc(dl + 2);
+	if (!t || !t->prefix) {
 		free(t);
-		goto out;
+		return NULL;
 	}
 	memcpy(t->prefix, dp, dl);
 	if (dl && dp[dl - 1] == '/')
@@ -494,22 +557,129 @@ static bool share(struct walk *k, FTSENT *ent)
 	t->base = n->children;
 	t->base->refs++;
 	t->up = n;
-	t->level = k->t->level + ent->fts_level;
-	t->check = true;
-	t->dev = ent->fts_statp->st_dev;
-	t->ino = ent->fts_statp->st_ino;
+	t->level = k->t->level + dir->fts_level + 1;
 	t->rdev = k->t->rdev;
 	t->pdev = dir->fts_statp->st_dev;
 	t->pino = dir->fts_statp->st_ino;
 	t->refs = 1;
 	n->pending++;
 	P->ntasks++;
-	P->shared++;
-	enqueue(P, t);
-	ok = true;
-out:
+	return t;
+}
+
+/* Should @ent, a directory just entered, go to an idle worker?  true: it
+ * is queued as a task of its own. */
+static bool share(struct walk *k, FTSENT *ent)
+{
+	struct pool *P = k->w->P;
+	if (ent->fts_level == FTS_ROOTLEVEL || !wanted(P))
+		return false;
+	if ((k->fts->fts_options & FTS_XDEV) &&
+	    ent->fts_statp->st_dev != k->fts->fts_dev)
+		return false; /* reported at its postorder visit, as usual */
+	char *name = strdup(ent->fts_accpath);
+	if (!name)
+		return false;
+	pthread_mutex_lock(&P->lock);
+	struct task *t = new_task(k, ent->fts_parent);
+	if (t) {
+		t->name = name;
+		t->check = true;
+		t->dev = ent->fts_statp->st_dev;
+		t->ino = ent->fts_statp->st_ino;
+		P->shared++;
+		enqueue(P, t);
+	}
 	pthread_mutex_unlock(&P->lock);
-	return ok;
+	if (!t)
+		free(name);
+	return t != NULL;
+}
+
+/* Queue the batch of names being collected, if any. */
+static void flush_batch(struct walk *k)
+{
+	struct pool *P = k->w->P;
+	if (!k->batch)
+		return;
+	pthread_mutex_lock(&P->lock);
+	enqueue(P, k->batch);
+	pthread_mutex_unlock(&P->lock);
+	k->batch = NULL;
+}
+
+/* @ent, not a directory, goes into a batch of names for an idle worker to
+ * unlink (in one huge directory, where there is no subtree to share).
+ * false: remove it here. */
+static bool batch_add(struct walk *k, FTSENT *ent)
+{
+	struct pool *P = k->w->P;
+	if (ent->fts_level == FTS_ROOTLEVEL)
+		return false;
+	if (k->batch && k->batch_dir != ent->fts_parent)
+		flush_batch(k);
+	if (!k->batch) {
+		if (!wanted(P))
+			return false;
+		char *names = malloc(BATCH_BYTES);
+		if (!names)
+			return false;
+		pthread_mutex_lock(&P->lock);
+		struct task *t = new_task(k, ent->fts_parent);
+		if (t) {
+			t->names = names;
+			P->batches++;
+		}
+		pthread_mutex_unlock(&P->lock);
+		if (!t) {
+			free(names);
+			return false;
+		}
+		k->batch = t;
+		k->batch_dir = ent->fts_parent;
+	}
+	struct task *t = k->batch;
+	size_t len = ent->fts_namelen + 1;
+	if (t->names_len + len > BATCH_BYTES)
+		return false; /* a name longer than what is left: here */
+	memcpy(t->names + t->names_len, ent->fts_accpath, len);
+	t->names_len += len;
+	if (++t->count == BATCH_NAMES || t->names_len + NAME_MAX + 1 > BATCH_BYTES)
+		flush_batch(k);
+	return true;
+}
+
+/* A batch task: unlink each name, then count the directory down. */
+static void run_batch(struct worker *w, struct task *t)
+{
+	struct pool *P = w->P;
+	bool failed = false;
+	for (const char *name = t->names; name < t->names + t->names_len;
+	     name += strlen(name) + 1) {
+		if (ended(P))
+			break;
+		struct fastrm_rmtree_entry e;
+		int rc = unlinkat(t->base->fd, name, 0);
+		int err = errno;
+		entry_of(&e, full_path(w, t->prefix, name, strlen(name)), t->base->fd,
+		         name, NULL, t->level, false);
+		if (rc == 0) {
+			report_removed(P, &e);
+			continue;
+		}
+		struct stat sb;
+		if (err == EROFS && fstatat(t->base->fd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0 &&
+		    errno == ENOENT)
+			err = ENOENT;
+		failed |= report_failed(P, &e, FASTRM_RMTREE_EREMOVE, err);
+	}
+	struct node *up = t->up;
+	bool tell = !ended(P);
+	pthread_mutex_lock(&P->lock);
+	task_put(P, t);
+	pthread_mutex_unlock(&P->lock);
+	if (tell)
+		count_down(P, up, failed);
 }
 
 /* The walk is done with directory @ent (its postorder visit) and it has a
@@ -628,6 +798,19 @@ static void visit(struct walk *k, FTSENT *ent)
 	struct fastrm_rmtree_entry e;
 
 	switch (ent->fts_info) {
+	case FTS_F:
+	case FTS_SL:
+	case FTS_SLNONE:
+	case FTS_NSOK:
+	case FTS_DEFAULT:
+		if (batch_add(k, ent))
+			return;
+		break;
+	default:
+		flush_batch(k);
+		break;
+	}
+	switch (ent->fts_info) {
 	case FTS_D:
 		if (ent->fts_level == FTS_ROOTLEVEL) {
 			if (t->check && (ent->fts_statp->st_dev != t->dev ||
@@ -641,6 +824,7 @@ static void visit(struct walk *k, FTSENT *ent)
 			}
 			if (!t->up)
 				t->rdev = ent->fts_statp->st_dev;
+			t->root_len = ent->fts_pathlen;
 		} else if (share(k, ent)) {
 			ent->fts_pointer = GIVEN_AWAY;
 			skip_tree(k->fts, ent);
@@ -706,6 +890,7 @@ static void run_task(struct worker *w, struct task *t)
 			}
 			visit(&k, ent);
 		}
+		flush_batch(&k);
 		if (!ent && errno != 0 && !ended(P)) {
 			/* the walk cannot go on: as GNU rm after "fts_read
 			 * failed", the whole removal ends */
@@ -727,6 +912,57 @@ static void run_task(struct worker *w, struct task *t)
 		count_down(P, up, k.root_failed);
 }
 
+/* Queue the next group of paths given, when the pool has run dry: one
+ * directory alone (its removal must end before anything given after it
+ * starts, as with GNU rm: later paths may be inside it, earlier ones may
+ * be what it holds), or a run of up to GROUP_MAX other files, all
+ * different files, removed at once.  With the lock.  false: none left,
+ * or no memory (then P->fatal is set). */
+static bool feed(struct pool *P)
+{
+	dev_t dev[GROUP_MAX];
+	ino_t ino[GROUP_MAX];
+	unsigned n = 0;
+	while (*P->next_arg && n < GROUP_MAX) {
+		const char *a = *P->next_arg;
+		struct stat sb;
+		bool dir = false, known = lstat(a, &sb) == 0;
+		if (known) {
+			dir = S_ISDIR(sb.st_mode);
+			bool again = false;
+			for (unsigned i = 0; i < n && !again; i++)
+				again = dev[i] == sb.st_dev && ino[i] == sb.st_ino;
+			if (n > 0 && (dir || again))
+				break; /* it starts the next group */
+			dev[n] = sb.st_dev;
+			ino[n] = sb.st_ino;
+		} else if (n > 0) {
+			break;
+		}
+		struct task *t = calloc(1, sizeof *t);
+		struct base *b = calloc(1, sizeof *b);
+		if (!t || !b || !(t->name = strdup(a)) || !(t->prefix = strdup(""))) {
+			if (t)
+				free(t->name);
+			free(t);
+			free(b);
+			STORE(P->fatal, -ENOMEM);
+			return false;
+		}
+		b->fd = AT_FDCWD;
+		b->refs = 1;
+		t->base = b;
+		t->refs = 1;
+		P->ntasks++;
+		enqueue(P, t);
+		P->next_arg++;
+		n++;
+		if (dir || !known)
+			break;
+	}
+	return n > 0;
+}
+
 static void *work(void *arg)
 {
 	struct worker *w = arg;
@@ -735,6 +971,8 @@ static void *work(void *arg)
 	for (;;) {
 		ADD(P->idle, 1);
 		while (!P->head && !P->done) {
+			if (P->idle == P->nworkers && !ended(P) && feed(P))
+				continue;
 			if (P->idle == P->nworkers || ended(P)) {
 				/* nothing queued, nobody at work: all is done */
 				P->done = true;
@@ -755,7 +993,10 @@ static void *work(void *arg)
 		ADD(P->nqueued, -1u);
 		ADD(P->idle, -1u);
 		pthread_mutex_unlock(&P->lock);
-		run_task(w, t);
+		if (t->names)
+			run_batch(w, t);
+		else
+			run_task(w, t);
 		pthread_mutex_lock(&P->lock);
 	}
 	pthread_mutex_unlock(&P->lock);
@@ -802,28 +1043,10 @@ FASTRM_EXPORT int fastrm_rmtree(char *const *paths,
 	P.max_tasks = MAX_TASKS_PER_WORKER * P.nworkers;
 	P.max_bases = MAX_BASES_PER_WORKER * P.nworkers;
 
-	/* The paths given are the first tasks, relative to the working
-	 * directory. */
+	/* The paths given become tasks, relative to the working directory,
+	 * group after group (feed()). */
 	int rc = 0;
-	for (char *const *a = paths; *a; a++) {
-		struct task *t = calloc(1, sizeof *t);
-		struct base *b = calloc(1, sizeof *b);
-		if (!t || !b || !(t->name = strdup(*a)) || !(t->prefix = strdup(""))) {
-			if (t)
-				free(t->name);
-			free(t);
-			free(b);
-			rc = -ENOMEM;
-			break;
-		}
-		b->fd = AT_FDCWD;
-		b->refs = 1;
-		t->base = b;
-		t->refs = 1;
-		P.ntasks++;
-		enqueue(&P, t);
-	}
-
+	P.next_arg = paths;
 	struct worker *w = calloc(P.nworkers, sizeof *w);
 	pthread_t *tid = calloc(P.nworkers, sizeof *tid);
 	unsigned started = 0;
@@ -866,6 +1089,7 @@ FASTRM_EXPORT int fastrm_rmtree(char *const *paths,
 		memset(stats, 0, sizeof *stats);
 		stats->workers = started + 1;
 		stats->subtrees_shared = P.shared;
+		stats->batches_shared = P.batches;
 	}
 	free(w);
 	free(tid);

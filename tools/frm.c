@@ -8,13 +8,14 @@
  * messages (prefixed with argv[0] as invoked) and the exit status.  It
  * walks with the flags GNU rm uses (FTS_CWDFD|FTS_NOSTAT|FTS_PHYSICAL,
  * plus FTS_XDEV for --one-file-system) and removes each entry with
- * unlinkat() relative to fts_cwd_fd.  With --jobs=N, the unlinks of
- * non-directories go to libfastrm's removal engine (N threads); their
- * results are retired in order, so the output is the same.
+ * unlinkat() relative to fts_cwd_fd.  With --jobs=N and nothing that can
+ * prompt, it hands the removal to libfastrm's fastrm_rmtree() with N
+ * workers (subtrees and file arguments at once) and prints what the
+ * callbacks report: the same messages and exit status, in another order.
  */
 #define _GNU_SOURCE
 #include <fastrm/fts.h>
-#include <fastrm/remove.h>
+#include <fastrm/rmtree.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -144,8 +145,10 @@ static void usage(void)
 "                          global or gnulib; see ORDERING POLICIES in frm(1)\n"
 "      --memory=SIZE     memory the ordering may use, e.g. 64M (default 8M);\n"
 "                          K, M, G are powers of 1024\n"
-"      --jobs=N          unlink files with N threads (1-64, default 1); the\n"
-"                          output stays the same; see PARALLEL UNLINKS in frm(1)\n"
+"      --jobs=N          remove with N workers at once (1-64, default 1):\n"
+"                          subtrees, and files given as arguments; the same\n"
+"                          messages, in another order; see PARALLEL REMOVAL\n"
+"                          in frm(1)\n"
 "      --help     display this help and exit\n"
 "      --version  output version information and exit\n"
 "\n"
@@ -464,12 +467,13 @@ static size_t args_left;
 /* --progress: when frm's last argument is a directory with no
  * subdirectories (a link count of 2), its size tells the line about how
  * many entries are left, on the file systems where it can. */
-static void expect_entries(const FTSENT *ent, const struct rm_options *x)
+static void expect_entries(const char *accpath, const struct stat *st,
+                           const struct rm_options *x)
 {
 	struct statfs sf;
-	if (x->progress && args_left == 0 && ent->fts_statp->st_nlink == 2 &&
-	    statfs(ent->fts_accpath, &sf) == 0)
-		progress_expect((long)sf.f_type, (uintmax_t)ent->fts_statp->st_size);
+	if (x->progress && args_left == 0 && st->st_nlink == 2 &&
+	    statfs(accpath, &sf) == 0)
+		progress_expect((long)sf.f_type, (uintmax_t)st->st_size);
 }
 
 static bool last_is_dot_or_dotdot(const char *path)
@@ -479,67 +483,75 @@ static bool last_is_dot_or_dotdot(const char *path)
 	return (n == 1 && b[0] == '.') || (n == 2 && b[0] == '.' && b[1] == '.');
 }
 
+/* A directory that frm must not enter or remove: a non-recursive removal,
+ * "." or "..", "/" under --preserve-root, another device under
+ * --preserve-root=all.  Says why and returns true. */
+static bool refuse_dir(const char *path, int dirfd, const char *accpath,
+                       const struct stat *st, int level,
+                       const struct rm_options *x)
+{
+	if (!x->recursive &&
+	    !(x->remove_empty_dirs && is_empty_dir(dirfd, accpath))) {
+		error_msg(x->remove_empty_dirs ? ENOTEMPTY : EISDIR,
+		          "cannot remove %s", quote_always(0, path));
+		return true;
+	}
+	if (level != FTS_ROOTLEVEL)
+		return false;
+	if (last_is_dot_or_dotdot(accpath)) {
+		error_msg(0, "refusing to remove %s or %s directory: skipping %s",
+		          quote_always(0, "."), quote_always(1, ".."),
+		          quote_always(2, path));
+		return true;
+	}
+	if (x->root && x->root->st_dev == st->st_dev &&
+	    x->root->st_ino == st->st_ino) {
+		if (strcmp(path, "/") == 0)
+			error_msg(0, "it is dangerous to operate recursively on %s",
+			          quote_always(0, "/"));
+		else
+			error_msg(0, "it is dangerous to operate recursively on %s (same as %s)",
+			          quote_always(0, path), quote_always(1, "/"));
+		error_msg(0, "use --no-preserve-root to override this failsafe");
+		return true;
+	}
+	if (x->preserve_all_root) {
+		size_t len = strlen(accpath);
+		char *parent = malloc(len + 4);
+		struct stat sb;
+		bool failed = false;
+		if (parent) {
+			memcpy(parent, accpath, len);
+			strcpy(parent + len, len && parent[len - 1] == '/' ? ".." : "/..");
+		}
+		if (!parent || lstat(parent, &sb) != 0) {
+			error_msg(0, "failed to stat %s: skipping %s",
+			          quote_always(0, parent ? parent : ""),
+			          quote_always(1, accpath));
+			failed = true;
+		}
+		free(parent);
+		if (failed)
+			return true;
+		if (st->st_dev != sb.st_dev) {
+			error_msg(0, "skipping %s, since it's on a different device",
+			          quote_always(0, path));
+			error_msg(0, "and --preserve-root=all is in effect");
+			return true;
+		}
+	}
+	return false;
+}
+
 static enum rm_status rm_fts(FTS *fts, FTSENT *ent, const struct rm_options *x)
 {
 	switch (ent->fts_info) {
 	case FTS_D:
-		if (!x->recursive &&
-		    !(x->remove_empty_dirs &&
-		      is_empty_dir(fts->fts_cwd_fd, ent->fts_accpath))) {
-			error_msg(x->remove_empty_dirs ? ENOTEMPTY : EISDIR,
-			          "cannot remove %s", quote_always(0, ent->fts_path));
+		if (refuse_dir(ent->fts_path, fts->fts_cwd_fd, ent->fts_accpath,
+		               ent->fts_statp, ent->fts_level, x)) {
 			mark_ancestor_dirs(ent);
 			skip_tree(fts, ent);
 			return RM_ERROR;
-		}
-		if (ent->fts_level == FTS_ROOTLEVEL) {
-			if (last_is_dot_or_dotdot(ent->fts_accpath)) {
-				error_msg(0, "refusing to remove %s or %s directory: skipping %s",
-				          quote_always(0, "."), quote_always(1, ".."),
-				          quote_always(2, ent->fts_path));
-				skip_tree(fts, ent);
-				return RM_ERROR;
-			}
-			if (x->root && x->root->st_dev == ent->fts_statp->st_dev &&
-			    x->root->st_ino == ent->fts_statp->st_ino) {
-				if (strcmp(ent->fts_path, "/") == 0)
-					error_msg(0, "it is dangerous to operate recursively on %s",
-					          quote_always(0, "/"));
-				else
-					error_msg(0, "it is dangerous to operate recursively on %s (same as %s)",
-					          quote_always(0, ent->fts_path),
-					          quote_always(1, "/"));
-				error_msg(0, "use --no-preserve-root to override this failsafe");
-				skip_tree(fts, ent);
-				return RM_ERROR;
-			}
-			if (x->preserve_all_root) {
-				size_t len = strlen(ent->fts_accpath);
-				char *parent = malloc(len + 4);
-				struct stat sb;
-				bool failed = false;
-				if (parent) {
-					memcpy(parent, ent->fts_accpath, len);
-					strcpy(parent + len,
-					       len && parent[len - 1] == '/' ? ".." : "/..");
-				}
-				if (!parent || lstat(parent, &sb) != 0) {
-					error_msg(0, "failed to stat %s: skipping %s",
-					          quote_always(0, parent ? parent : ""),
-					          quote_always(1, ent->fts_accpath));
-					failed = true;
-				}
-				free(parent);
-				if (failed || fts->fts_dev != sb.st_dev) {
-					if (!failed) {
-						error_msg(0, "skipping %s, since it's on a different device",
-						          quote_always(0, ent->fts_path));
-						error_msg(0, "and --preserve-root=all is in effect");
-					}
-					skip_tree(fts, ent);
-					return RM_ERROR;
-				}
-			}
 		}
 		{
 			int is_empty = 0;
@@ -555,7 +567,7 @@ static enum rm_status rm_fts(FTS *fts, FTSENT *ent, const struct rm_options *x)
 				mark_ancestor_dirs(ent);
 				skip_tree(fts, ent);
 			} else if (ent->fts_level == FTS_ROOTLEVEL && !is_empty) {
-				expect_entries(ent, x);
+				expect_entries(ent->fts_accpath, ent->fts_statp, x);
 			}
 			return s;
 		}
@@ -609,19 +621,6 @@ static enum rm_status rm_fts(FTS *fts, FTSENT *ent, const struct rm_options *x)
 	}
 }
 
-/* ----------------------------------------------------- --jobs=N unlinks */
-
-/* The unlinks in flight all belong to one directory, whose path is copied
- * here: a result is retired (counted, reported) before frm handles any
- * entry of another directory, any directory, or anything that may prompt,
- * so messages come out in the order a serial removal prints them. */
-static struct {
-	struct fastrm_unlinker *u;
-	FTSENT *dir;      /* the directory of the pending unlinks */
-	char *path;       /* its path without a trailing slash, then '/' */
-	size_t len, cap;  /* bytes of that prefix; room in path */
-} jobs;
-
 static void tally(enum rm_status *status, enum rm_status s)
 {
 	if (s == RM_ERROR) {
@@ -632,56 +631,6 @@ static void tally(enum rm_status *status, enum rm_status s)
 	}
 }
 
-/* Room for @need bytes in jobs.path; false when there is none. */
-static bool path_room(size_t need)
-{
-	if (need <= jobs.cap)
-		return true;
-	char *p = realloc(jobs.path, 2 * need);
-	if (!p)
-		return false;
-	jobs.path = p;
-	jobs.cap = 2 * need;
-	return true;
-}
-
-/* The path of @name in the pending directory, as fts would have made it. */
-static const char *pending_path(const char *name)
-{
-	size_t n = strlen(name);
-	if (!path_room(jobs.len + n + 1))
-		return name; /* the message loses its directory, no more */
-	memcpy(jobs.path + jobs.len, name, n + 1);
-	return jobs.path;
-}
-
-static enum rm_status finish_unlink(const struct fastrm_unlink_done *d,
-                                    const struct rm_options *x)
-{
-	if (d->error == 0) {
-		counters.files++;
-		if (x->verbose)
-			say_removed(false, pending_path(d->name));
-		if (x->progress)
-			progress_removed(pending_path(d->name));
-		return RM_OK;
-	}
-	int err = refine_erofs(d->error, d->dirfd, d->name);
-	if (x->ignore_missing && nonexistent_errno(err))
-		return RM_OK;
-	error_msg(err, "cannot remove %s", quote_always(0, pending_path(d->name)));
-	mark_dirs_from(d->data);
-	return RM_ERROR;
-}
-
-/* Retire every finished result (@wait: every pending one). */
-static void retire(bool wait, const struct rm_options *x, enum rm_status *status)
-{
-	struct fastrm_unlink_done d;
-	while (jobs.u && fastrm_unlinker_retire(jobs.u, wait, &d) == 1)
-		tally(status, finish_unlink(&d, x));
-}
-
 /* prompt() returns RM_OK for a non-directory without a look or a word. */
 static bool prompt_is_silent(const struct rm_options *x)
 {
@@ -689,53 +638,102 @@ static bool prompt_is_silent(const struct rm_options *x)
 	       (x->interactive != RMI_ALWAYS && (x->ignore_missing || !x->stdin_tty));
 }
 
-/* Hand @ent's unlink to the engine, if it can take it.  false: remove it
- * the usual way (everything pending has been retired then). */
-static bool defer_unlink(FTS *fts, FTSENT *ent, const struct rm_options *x,
-                         enum rm_status *status)
+/* ------------------------------------------ --jobs=N: the library's pool */
+
+/* Workers that ran (--stats). */
+static unsigned workers_ran = 1;
+
+static int pool_root(void *ctx, const struct fastrm_rmtree_entry *e)
 {
-	bool plain = ent->fts_info == FTS_F || ent->fts_info == FTS_SL ||
-	             ent->fts_info == FTS_SLNONE || ent->fts_info == FTS_NSOK ||
-	             ent->fts_info == FTS_DEFAULT;
-	if (!jobs.u || !plain || ent->fts_level <= FTS_ROOTLEVEL ||
-	    !prompt_is_silent(x)) {
-		retire(true, x, status);
-		/* A directory's FTSENT is freed only after its postorder
-		 * visit, which comes here: forgetting the pointer now means
-		 * no later directory can be taken for it. */
-		jobs.dir = NULL;
-		return false;
+	const struct rm_options *x = ctx;
+	if (!S_ISDIR(e->st->st_mode))
+		return 0;
+	if (refuse_dir(e->path, e->dirfd, e->name, e->st, FTS_ROOTLEVEL, x)) {
+		counters.failures++;
+		return 1;
 	}
-	if (ent->fts_parent != jobs.dir) {
-		retire(true, x, status);
-		jobs.dir = NULL;
-		FTSENT *dir = ent->fts_parent;
-		size_t base = dir->fts_pathlen;
-		if (base && dir->fts_path[base - 1] == '/')
-			base--;
-		if (!path_room(base + 2) ||
-		    fastrm_unlinker_set_dir(jobs.u, fts->fts_cwd_fd) != 0)
-			return false;
-		memcpy(jobs.path, dir->fts_path, base);
-		jobs.path[base] = '/';
-		jobs.len = base + 1;
-		jobs.dir = dir;
+	expect_entries(e->name, e->st, x);
+	return 0;
+}
+
+static void pool_removed(void *ctx, const struct fastrm_rmtree_entry *e)
+{
+	const struct rm_options *x = ctx;
+	if (e->is_dir)
+		counters.dirs++;
+	else
+		counters.files++;
+	if (x->verbose)
+		say_removed(e->is_dir, e->path);
+	if (x->progress)
+		progress_removed(e->path);
+}
+
+static int pool_failed(void *ctx, const struct fastrm_rmtree_entry *e,
+                       enum fastrm_rmtree_error what, int err)
+{
+	const struct rm_options *x = ctx;
+	switch (what) {
+	case FASTRM_RMTREE_EREMOVE:
+		if (x->ignore_missing && nonexistent_errno(err))
+			return 0;
+		error_msg(err, "cannot remove %s", quote_always(0, e->path));
+		break;
+	case FASTRM_RMTREE_EWALK:
+		error_msg(err, "traversal failed: %s", quote_if_needed(0, e->path));
+		break;
+	case FASTRM_RMTREE_ECYCLE:
+		progress_hold();
+		fflush(stdout);
+		fprintf(stderr,
+		        "%s: WARNING: Circular directory structure.\n"
+		        "This almost certainly means that you have a corrupted file system.\n"
+		        "NOTIFY YOUR SYSTEM MANAGER.\n"
+		        "The following directory is part of the cycle:\n  %s\n",
+		        program_name, quote_always(0, e->path));
+		progress_release();
+		break;
+	case FASTRM_RMTREE_EXDEV:
+		error_msg(0, "skipping %s, since it's on a different device",
+		          quote_always(0, e->path));
+		break;
 	}
-	while (fastrm_unlinker_submit(jobs.u, ent->fts_accpath, 0,
-	                              ent->fts_parent) != 0) {
-		struct fastrm_unlink_done d;
-		if (errno != EAGAIN || fastrm_unlinker_retire(jobs.u, true, &d) != 1) {
-			retire(true, x, status);
-			return false;
-		}
-		tally(status, finish_unlink(&d, x));
+	counters.failures++;
+	return 1;
+}
+
+/* Remove @files with the library's pool of x->jobs workers: subtrees and
+ * arguments at once.  Only where nothing can prompt. */
+static enum rm_status rm_pool(char *const *files, const struct rm_options *x)
+{
+	struct fastrm_rmtree_opts o = { 0 };
+	o.size = sizeof o;
+	o.workers = x->jobs;
+	o.order = x->order;
+	o.memory = x->memory;
+	o.flags = x->one_file_system ? FASTRM_RMTREE_XDEV : 0;
+	o.ctx = (void *)x;
+	o.root = pool_root;
+	o.removed = pool_removed;
+	o.failed = pool_failed;
+	o.stop = &stop_signal;
+	struct fastrm_rmtree_stats st;
+	/* Arguments are removed at once: "the last one" means nothing, and
+	 * --progress estimates only a single argument. */
+	args_left = files[0] && files[1] ? SIZE_MAX : 0;
+	int rc = fastrm_rmtree(files, &o, &st);
+	workers_ran = st.workers;
+	if (rc < 0 && rc != -EINTR) {
+		error_msg(-rc, "cannot remove");
+		return RM_ERROR;
 	}
-	retire(false, x, status);
-	return true;
+	return rc == 0 ? RM_OK : RM_ERROR;
 }
 
 static enum rm_status rm(char *const *files, const struct rm_options *x)
 {
+	if (x->jobs > 1 && prompt_is_silent(x))
+		return rm_pool(files, x);
 	enum rm_status status = RM_OK;
 	int flags = FTS_CWDFD | FTS_NOSTAT | FTS_PHYSICAL;
 	if (x->one_file_system)
@@ -747,16 +745,12 @@ static enum rm_status rm(char *const *files, const struct rm_options *x)
 	}
 	fastrm_fts_set_order(fts, x->order);
 	fastrm_fts_set_memory_budget(fts, x->memory);
-	/* Without threads (none to be had), frm removes serially. */
-	if (x->jobs > 1)
-		jobs.u = fastrm_unlinker_new(x->jobs, 0);
 	for (;;) {
 		if (stop_signal)
 			break;
 		FTSENT *ent = fastrm_fts_read(fts);
 		if (!ent) {
 			int err = errno;
-			retire(true, x, &status);
 			if (err != 0) {
 				error_msg(err, "fts_read failed");
 				status = RM_ERROR;
@@ -769,13 +763,8 @@ static enum rm_status rm(char *const *files, const struct rm_options *x)
 			else if (args_left > 0)
 				args_left--;
 		}
-		if (!defer_unlink(fts, ent, x, &status))
-			tally(&status, rm_fts(fts, ent, x));
+		tally(&status, rm_fts(fts, ent, x));
 	}
-	retire(true, x, &status);
-	fastrm_unlinker_free(jobs.u);
-	jobs.u = NULL;
-	free(jobs.path);
 	if (fastrm_fts_close(fts) != 0) {
 		error_msg(errno, "fts_close failed");
 		status = RM_ERROR;
@@ -793,9 +782,11 @@ static void print_stats(void)
 	uintmax_t n = counters.files + counters.dirs;
 	fprintf(stderr,
 	        "%s: removed %ju entries (%ju files, %ju directories), "
-	        "%ju failures, %.3f s, %.0f entries/s, peak memory %ld KiB\n",
+	        "%ju failures, %.3f s, %.0f entries/s, peak memory %ld KiB, "
+	        "%u worker%s\n",
 	        program_name, n, counters.files, counters.dirs,
-	        counters.failures, t, t > 0 ? (double)n / t : 0.0, ru.ru_maxrss);
+	        counters.failures, t, t > 0 ? (double)n / t : 0.0, ru.ru_maxrss,
+	        workers_ran, workers_ran == 1 ? "" : "s");
 }
 
 /* --------------------------------------------------------------- main */

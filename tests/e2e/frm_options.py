@@ -4,7 +4,8 @@
 
 Bad values are refused with a message and exit status 1, before anything
 is removed; --jobs=N removes a tree of many directories and files with the
-same -v output, the same --stats counts and the same exit status as
+same -v lines (in another order, each directory after its entries), the
+same --stats counts and the same exit status as
 --jobs=1, also when some files cannot be removed (a directory made
 read-only, when the test is not root, or an immutable file when it is root
 and chattr works; without either that case skips with a reason).  Works in
@@ -73,6 +74,16 @@ def stats_counts(err):
     return m.groups() if m else None
 
 
+def order_kept(out):
+    lines = out.splitlines()
+    for i, l in enumerate(lines):
+        if l.startswith("removed directory '"):
+            d = l[len("removed directory '"):-1] + "/"
+            if any(d in later for later in lines[i + 1:]):
+                return False
+    return True
+
+
 def same_with_jobs(top):
     runs = {}
     for jobs in (1, 4):
@@ -85,7 +96,11 @@ def same_with_jobs(top):
               "--jobs=%d removes the tree (exit %d)" % (jobs, st))
     check(runs[1][2] == ("1816", "1800", "16", "0"),
           "--stats counts with --jobs=1: %r" % (runs[1][2],))
-    check(runs[1] == runs[4], "--jobs=4: same -v output, counts and status")
+    same = (runs[1][0], sorted(runs[1][1].splitlines()), runs[1][2]) == \
+        (runs[4][0], sorted(runs[4][1].splitlines()), runs[4][2])
+    check(same, "--jobs=4: the same -v lines, counts and status")
+    check(order_kept(runs[4][1]),
+          "--jobs=4: each directory's line after the lines of what it held")
 
 
 def failures_with_jobs(top):
@@ -120,11 +135,12 @@ def failures_with_jobs(top):
                 os.chmod(locked, 0o755)
             else:
                 subprocess.run(["chattr", "-i", locked])
-        runs[jobs] = (st, out, err, sorted(os.listdir(os.path.join(root, "t"))))
+        runs[jobs] = (st, sorted(out.splitlines()), sorted(err.splitlines()),
+                      sorted(os.listdir(os.path.join(root, "t"))))
         check(st == 1 and "cannot remove 't/d05/f" in err,
               "--jobs=%d reports the %s (exit %d)" % (jobs, how, st))
     check(runs[1] == runs[3],
-          "--jobs=3 with an %s: same output, status and remains" % how)
+          "--jobs=3 with an %s: the same lines, status and remains" % how)
 
 
 def main():

@@ -38,12 +38,15 @@ int __wrap_unlinkat(int dirfd, const char *path, int flags);
 static const char *fail_name; /* unlinkat of this name fails... */
 static int fail_errno;        /* ...with this */
 static bool fail_after;       /* ...after removing it (it vanished first) */
+static int fail_count = -1;   /* ...this many times (-1: always) */
 
 int __wrap_unlinkat(int dirfd, const char *path, int flags)
 {
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
-	if (fail_name && strcmp(base, fail_name) == 0) {
+	if (fail_name && strcmp(base, fail_name) == 0 && fail_count != 0) {
+		if (fail_count > 0)
+			fail_count--;
 		if (fail_after)
 			__real_unlinkat(dirfd, path, flags);
 		errno = fail_errno;
@@ -66,6 +69,7 @@ static int setup(void **state)
 	assert_int_equal(fchdir(topfd), 0);
 	fail_name = NULL;
 	fail_after = false;
+	fail_count = -1;
 	return 0;
 }
 
@@ -272,6 +276,24 @@ static void test_share_all_four(void **state)
 	remove_tree(4, FASTRM_RMTREE_SHARE_ALL);
 }
 
+/* One flat directory: its names go to the other workers in batches. */
+static void test_flat_batches(void **state)
+{
+	(void)state;
+	fx_make_flat(topfd, "t", 5000);
+	struct seen s = { 0 };
+	struct fastrm_rmtree_stats st;
+	char *paths[] = { "t", NULL };
+	int fds = fx_count_fds();
+	assert_int_equal(run(paths, 4, FASTRM_RMTREE_SHARE_ALL, &s, &st), 0);
+	assert_int_equal(access("t", F_OK), -1);
+	check_reports(&s, 5001);
+	/* the first batch is always taken: the pool's bounds are far */
+	assert_true(st.batches_shared > 0);
+	assert_int_equal(fx_count_fds(), fds);
+	seen_free(&s);
+}
+
 /* One file that cannot be removed, deep in a shared subtree: reported
  * once; it and its ancestors stay, everything else goes. */
 static void fail_keeps_ancestors(unsigned workers)
@@ -367,6 +389,71 @@ static void test_roots(void **state)
 	seen_free(&s);
 }
 
+/* Paths given with slashes, every directory shared: the waiting
+ * directories are reached again from the path as given. */
+static void test_slashes(void **state)
+{
+	(void)state;
+	assert_int_equal(mkdir("a", 0755), 0);
+	make_tree("a/t", 40, 2);
+	make_tree("u", 40, 2);
+	struct seen s = { 0 };
+	char *paths[] = { "a//t///", ".//u", NULL };
+	assert_int_equal(run(paths, 2, FASTRM_RMTREE_SHARE_ALL, &s, NULL), 0);
+	assert_int_equal(access("a/t", F_OK), -1);
+	assert_int_equal(access("u", F_OK), -1);
+	assert_int_equal(s.failures, 0);
+	seen_free(&s);
+}
+
+/* Paths given in order: a directory alone, after what came before it;
+ * "t" removed first, then "t/d0" is missing, as with GNU rm. */
+static void test_nested_paths(void **state)
+{
+	(void)state;
+	make_tree("t", 40, 2);
+	struct seen s = { 0 };
+	char *paths[] = { "t", "t/d0", "t/f0", NULL };
+	assert_int_equal(run(paths, 4, 0, &s, NULL), 2);
+	assert_int_equal(s.failures, 2);
+	assert_int_equal(s.fail_errno, ENOENT);
+	seen_free(&s);
+}
+
+/* A waiting directory found not empty when its last subtree is done
+ * (entries added meanwhile) is emptied again, once; if it stays so, that
+ * is reported once and its ancestors kept.  One worker: "odd" is shared,
+ * its subdirectories s0 and s1 are shared from it (then the pool's task
+ * bound is reached), so "odd" waits and its rmdir is the waiting kind. */
+static void not_empty(int times, int want_rc)
+{
+	assert_int_equal(mkdir("t", 0755), 0);
+	make_tree("t/odd", 4, 2);
+	fx_write_file(topfd, "t/f", "");
+	fail_name = "odd";
+	fail_errno = ENOTEMPTY;
+	fail_count = times;
+	struct seen s = { 0 };
+	struct fastrm_rmtree_stats st;
+	char *paths[] = { "t", NULL };
+	assert_int_equal(run(paths, 1, FASTRM_RMTREE_SHARE_ALL, &s, &st), want_rc);
+	assert_true(st.subtrees_shared >= 3);
+	if (want_rc == 0) {
+		assert_int_equal(access("t", F_OK), -1);
+		assert_int_equal(s.failures, 0);
+	} else {
+		assert_int_equal(s.failures, 1);
+		assert_string_equal(s.fail_path, "t/odd");
+		assert_int_equal(s.fail_errno, ENOTEMPTY);
+		assert_int_equal(access("t/odd", F_OK), 0);
+		assert_int_equal(access("t/f", F_OK), -1);
+	}
+	seen_free(&s);
+}
+
+static void test_not_empty_once(void **state) { (void)state; not_empty(1, 0); }
+static void test_not_empty_always(void **state) { (void)state; not_empty(-1, 1); }
+
 /* A stop set before the start: nothing is removed, -EINTR. */
 static void test_stop(void **state)
 {
@@ -408,11 +495,16 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sixteen_workers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_share_all_one, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_share_all_four, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_flat_batches, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failure_one, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failure_eight, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ignored_failure, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_symlinks_not_followed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roots, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_slashes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_nested_paths, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_not_empty_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_not_empty_always, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stop, setup, teardown),
 		cmocka_unit_test(test_bad_input),
 	};
