@@ -12,4 +12,10 @@
 FTS *fts_open_at(int rootfd, char *const *argv, int options,
                  int (*compar)(const FTSENT **, const FTSENT **));
 
+/* Make @sp's budget (fastrm_fts_set_memory_budget) one that it shares with
+ * every stream given the same @held counter: what they hold together stays
+ * within it, plus at most the minimum a directory gets (256 KiB) per
+ * stream.  @held starts at 0 and must outlive the streams. */
+void fts_share_budget(FTS *sp, size_t *held);
+
 #endif

@@ -105,6 +105,8 @@ struct stream {
 	const struct fastrm_order *order; /* for directories opened next */
 	size_t budget;          /* bytes the policies may hold, together */
 	size_t held;            /* bytes they hold now */
+	size_t *shared_held;    /* the same, for every stream sharing the budget
+	                           (fts_share_budget), or NULL */
 	FTSENT **sortv;
 	size_t sortcap;
 };
@@ -421,6 +423,8 @@ static void policy_release(struct stream *st, struct level *L)
 		L->order->release(L->pstate);
 	L->pstate = NULL;
 	st->held -= L->src.held;
+	if (st->shared_held)
+		__atomic_sub_fetch(st->shared_held, L->src.held, __ATOMIC_RELAXED);
 	L->src.held = 0;
 }
 
@@ -603,13 +607,31 @@ static enum build_result build(struct stream *st, struct level *L, size_t cap)
 	do {
 		/* One budget for the whole path: what the other directories'
 		 * policies hold is not this one's to take. */
-		size_t others = st->held - L->src.held, before = L->src.held;
-		L->src.budget = st->budget > others + MIN_BUDGET
-		                        ? st->budget - others
-		                        : MIN_BUDGET;
+		size_t before = L->src.held;
+		size_t others = st->held - before;
+		if (st->shared_held) {
+			/* what every stream of the pool holds: reserve this
+			 * directory's share of what is left, then settle */
+			size_t all = __atomic_load_n(st->shared_held, __ATOMIC_RELAXED);
+			do {
+				others = all - before;
+				L->src.budget = st->budget > others + MIN_BUDGET
+				                        ? st->budget - others
+				                        : MIN_BUDGET;
+			} while (!__atomic_compare_exchange_n(
+			        st->shared_held, &all, all + (L->src.budget - before), false,
+			        __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+		} else {
+			L->src.budget = st->budget > others + MIN_BUDGET
+			                        ? st->budget - others
+			                        : MIN_BUDGET;
+		}
 		n = L->order->next(&L->pstate, &L->src, compar ? SIZE_MAX : cap,
 		                   emit, &ctx);
 		st->held += L->src.held - before;
+		if (st->shared_held)
+			__atomic_add_fetch(st->shared_held, L->src.held - L->src.budget,
+			                   __ATOMIC_RELAXED);
 		/* a read may bring only "." and ".." */
 	} while (n > 0 && L->batch.n == 0 && !ctx.fatal);
 	/* What a policy left loaded is put back for this directory's next
@@ -1052,6 +1074,11 @@ FASTRM_EXPORT int fastrm_fts_set_order(FTS *sp, const struct fastrm_order *order
 		return -EINVAL;
 	ST(sp)->order = order;
 	return 0;
+}
+
+void fts_share_budget(FTS *sp, size_t *held)
+{
+	ST(sp)->shared_held = held;
 }
 
 FASTRM_EXPORT int fastrm_fts_set_memory_budget(FTS *sp, size_t bytes)

@@ -23,9 +23,10 @@
  *   entries' fts_number (as GNU rm), across walks through the nodes.
  * - Bounds: each worker's fts keeps at most its fd window open; the fd
  *   copies that tasks start from (MAX_BASES_PER_WORKER per worker), the
- *   tasks alive and the memory of the ordering policies (the budget split
- *   between the workers) are bounded for the whole pool: past a bound,
- *   nothing more is shared and the walks go on by themselves.
+ *   tasks alive and the memory of the ordering policies (one budget that
+ *   the walks share, fts_share_budget) are bounded for the whole pool:
+ *   past a bound, nothing more is shared and the walks go on by
+ *   themselves.
  */
 #define _GNU_SOURCE
 #include <fastrm/rmtree.h>
@@ -124,7 +125,8 @@ struct node {
 struct pool {
 	const struct fastrm_rmtree_opts *o;
 	const struct fastrm_order *order;
-	size_t budget;         /* per worker */
+	size_t budget;         /* for the whole pool */
+	size_t held;           /* what the walks' policies hold (fts_share_budget) */
 	pthread_mutex_t lock;  /* everything below, and every node's fields */
 	pthread_cond_t work;
 	struct task *head, *tail;
@@ -879,6 +881,7 @@ static void run_task(struct worker *w, struct task *t)
 	} else {
 		fastrm_fts_set_order(k.fts, P->order);
 		fastrm_fts_set_memory_budget(k.fts, P->budget);
+		fts_share_budget(k.fts, &P->held);
 		FTSENT *ent = NULL;
 		while (!ended(P) && (ent = fastrm_fts_read(k.fts)) != NULL) {
 			if (ent->fts_level == FTS_ROOTLEVEL && ent->fts_info != FTS_DP &&
@@ -1036,8 +1039,7 @@ FASTRM_EXPORT int fastrm_rmtree(char *const *paths,
 	};
 	P.order = opts->order ? opts->order : fastrm_order_by_name("auto");
 	P.nworkers = fit_workers(opts->workers);
-	size_t memory = opts->memory ? opts->memory : FASTRM_DEFAULT_BUDGET;
-	P.budget = memory / P.nworkers;
+	P.budget = opts->memory ? opts->memory : FASTRM_DEFAULT_BUDGET;
 	if (P.budget < 64 * 1024)
 		P.budget = 64 * 1024;
 	P.max_tasks = MAX_TASKS_PER_WORKER * P.nworkers;

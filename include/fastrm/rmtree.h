@@ -69,8 +69,8 @@ struct fastrm_rmtree_opts {
 	unsigned workers;
 	/** Ordering policy of every directory (NULL: "auto"). */
 	const struct fastrm_order *order;
-	/** Memory the ordering policies of all workers may hold together
-	 *  (0: FASTRM_DEFAULT_BUDGET). */
+	/** Memory the ordering policies of all workers may hold together,
+	 *  plus at most 256 KiB per worker (0: FASTRM_DEFAULT_BUDGET). */
 	size_t memory;
 	unsigned flags;           /* FASTRM_RMTREE_XDEV */
 	void *ctx;                /* passed to every callback */
