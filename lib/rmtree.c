@@ -63,10 +63,6 @@
 /* Tasks alive (queued, running, or waiting for their subtrees) per worker. */
 #define MAX_TASKS_PER_WORKER 4
 
-/* A batch of names handed to an idle worker in one directory: at most this
- * many, in at most this many bytes. */
-#define BATCH_NAMES 256
-#define BATCH_BYTES (16 * 1024)
 
 /* A directory found not empty at its removal (entries added meanwhile) is
  * read and emptied again this many times before the error stands. */
@@ -88,11 +84,7 @@ struct base {
 struct task {
 	struct task *next;     /* in the queue */
 	struct base *base;
-	char *name;            /* relative to base (NULL: a batch) */
-	char *names;           /* a batch: names to unlink in base, each ended
-	                          by a NUL */
-	size_t names_len;
-	unsigned count;
+	char *name;            /* relative to base */
 	char *prefix;          /* the path of base for messages, with its '/' */
 	struct node *up;       /* waits for this subtree; NULL: a path given */
 	int level;             /* level of its root in the whole removal */
@@ -134,7 +126,7 @@ struct pool {
 	unsigned max_tasks, max_bases;
 	bool done;
 	unsigned long failures;
-	size_t shared, batches;
+	size_t shared;
 	int fatal;             /* a negative errno that ended everything */
 	struct node *nodes;    /* alive */
 	char *const *next_arg; /* paths given not yet queued */
@@ -249,7 +241,6 @@ static void task_put(struct pool *P, struct task *t)
 		return;
 	base_put(P, t->base);
 	free(t->name);
-	free(t->names);
 	free(t->prefix);
 	free(t);
 	P->ntasks--;
@@ -477,8 +468,6 @@ struct walk {
 	struct worker *w;
 	struct task *t;
 	FTS *fts;
-	struct task *batch;  /* names being collected for another worker */
-	FTSENT *batch_dir;   /* the directory they are in */
 	bool root_done;     /* the task's root was removed, or kept */
 	bool root_failed;   /* kept (a failure) */
 	bool root_waits;    /* its node removes it once its subtrees are gone */
@@ -598,92 +587,6 @@ static bool share(struct walk *k, FTSENT *ent)
 	return t != NULL;
 }
 
-/* Queue the batch of names being collected, if any. */
-static void flush_batch(struct walk *k)
-{
-	struct pool *P = k->w->P;
-	if (!k->batch)
-		return;
-	pthread_mutex_lock(&P->lock);
-	enqueue(P, k->batch);
-	pthread_mutex_unlock(&P->lock);
-	k->batch = NULL;
-}
-
-/* @ent, not a directory, goes into a batch of names for an idle worker to
- * unlink (in one huge directory, where there is no subtree to share).
- * false: remove it here. */
-static bool batch_add(struct walk *k, FTSENT *ent)
-{
-	struct pool *P = k->w->P;
-	if (ent->fts_level == FTS_ROOTLEVEL)
-		return false;
-	if (k->batch && k->batch_dir != ent->fts_parent)
-		flush_batch(k);
-	if (!k->batch) {
-		if (!wanted(P))
-			return false;
-		char *names = malloc(BATCH_BYTES);
-		if (!names)
-			return false;
-		pthread_mutex_lock(&P->lock);
-		struct task *t = new_task(k, ent->fts_parent);
-		if (t) {
-			t->names = names;
-			P->batches++;
-		}
-		pthread_mutex_unlock(&P->lock);
-		if (!t) {
-			free(names);
-			return false;
-		}
-		k->batch = t;
-		k->batch_dir = ent->fts_parent;
-	}
-	struct task *t = k->batch;
-	size_t len = ent->fts_namelen + 1;
-	if (t->names_len + len > BATCH_BYTES)
-		return false; /* a name longer than what is left: here */
-	memcpy(t->names + t->names_len, ent->fts_accpath, len);
-	t->names_len += len;
-	if (++t->count == BATCH_NAMES || t->names_len + NAME_MAX + 1 > BATCH_BYTES)
-		flush_batch(k);
-	return true;
-}
-
-/* A batch task: unlink each name, then count the directory down. */
-static void run_batch(struct worker *w, struct task *t)
-{
-	struct pool *P = w->P;
-	bool failed = false;
-	for (const char *name = t->names; name < t->names + t->names_len;
-	     name += strlen(name) + 1) {
-		if (ended(P))
-			break;
-		struct fastrm_rmtree_entry e;
-		int rc = unlinkat(t->base->fd, name, 0);
-		int err = errno;
-		entry_of(&e, full_path(w, t->prefix, name, strlen(name)), t->base->fd,
-		         name, NULL, t->level, false);
-		if (rc == 0) {
-			report_removed(P, &e);
-			continue;
-		}
-		struct stat sb;
-		if (err == EROFS && fstatat(t->base->fd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0 &&
-		    errno == ENOENT)
-			err = ENOENT;
-		failed |= report_failed(P, &e, FASTRM_RMTREE_EREMOVE, err);
-	}
-	struct node *up = t->up;
-	bool tell = !ended(P);
-	pthread_mutex_lock(&P->lock);
-	task_put(P, t);
-	pthread_mutex_unlock(&P->lock);
-	if (tell)
-		count_down(P, up, failed);
-}
-
 /* The walk is done with directory @ent (its postorder visit) and it has a
  * node: count the walk's share down.  Returns true when the directory is
  * to be removed now; false when it waits (its node goes on). */
@@ -800,19 +703,6 @@ static void visit(struct walk *k, FTSENT *ent)
 	struct fastrm_rmtree_entry e;
 
 	switch (ent->fts_info) {
-	case FTS_F:
-	case FTS_SL:
-	case FTS_SLNONE:
-	case FTS_NSOK:
-	case FTS_DEFAULT:
-		if (batch_add(k, ent))
-			return;
-		break;
-	default:
-		flush_batch(k);
-		break;
-	}
-	switch (ent->fts_info) {
 	case FTS_D:
 		if (ent->fts_level == FTS_ROOTLEVEL) {
 			if (t->check && (ent->fts_statp->st_dev != t->dev ||
@@ -893,7 +783,6 @@ static void run_task(struct worker *w, struct task *t)
 			}
 			visit(&k, ent);
 		}
-		flush_batch(&k);
 		if (!ent && errno != 0 && !ended(P)) {
 			/* the walk cannot go on: as GNU rm after "fts_read
 			 * failed", the whole removal ends */
@@ -996,10 +885,7 @@ static void *work(void *arg)
 		ADD(P->nqueued, -1u);
 		ADD(P->idle, -1u);
 		pthread_mutex_unlock(&P->lock);
-		if (t->names)
-			run_batch(w, t);
-		else
-			run_task(w, t);
+		run_task(w, t);
 		pthread_mutex_lock(&P->lock);
 	}
 	pthread_mutex_unlock(&P->lock);
@@ -1091,7 +977,6 @@ FASTRM_EXPORT int fastrm_rmtree(char *const *paths,
 		memset(stats, 0, sizeof *stats);
 		stats->workers = started + 1;
 		stats->subtrees_shared = P.shared;
-		stats->batches_shared = P.batches;
 	}
 	free(w);
 	free(tid);

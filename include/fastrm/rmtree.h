@@ -9,9 +9,7 @@
  * against the (dev, ino) seen before.  A worker that enters a directory
  * while another worker is idle hands that directory to it, as a subtree of
  * its own (the idle worker opens it again, relative to a copy of the
- * parent's fd, and checks it is the directory that was handed over); in
- * a directory with no subdirectory to share, it hands over batches of
- * names to unlink instead (up to 256 at a time).  A
+ * parent's fd, and checks it is the directory that was handed over).  A
  * directory is removed only after every entry in it is gone, whichever
  * worker removed them; if one could not be removed, neither are the
  * directories above it, and no more is said of them.  The paths given are
@@ -43,8 +41,7 @@ struct fastrm_rmtree_entry {
 	int dirfd;                /* the directory that holds it */
 	const char *name;         /* its name in @dirfd (a path given: as given) */
 	const struct stat *st;    /* paths given: lstat(); below: the type bits
-	                             and dev and ino of directories; NULL for a
-	                             name unlinked from a batch */
+	                             and dev and ino of directories */
 	int level;                /* 0 for a path given */
 	int is_dir;
 };
@@ -94,8 +91,7 @@ struct fastrm_rmtree_opts {
 struct fastrm_rmtree_stats {
 	unsigned workers;         /* worker threads that ran */
 	size_t subtrees_shared;   /* directories handed to an idle worker */
-	size_t batches_shared;    /* batches of names handed to one */
-	size_t reserved[5];
+	size_t reserved[6];
 };
 
 /** Remove every path of the NULL-terminated @paths.  Returns the number of
