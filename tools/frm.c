@@ -145,10 +145,11 @@ static void usage(void)
 "                          global or gnulib; see ORDERING POLICIES in frm(1)\n"
 "      --memory=SIZE     memory the ordering may use, e.g. 64M (default 8M);\n"
 "                          K, M, G are powers of 1024\n"
-"      --jobs=N          remove with N workers at once (1-64, default 1):\n"
-"                          subtrees, and files given as arguments; the same\n"
-"                          messages, in another order; see PARALLEL REMOVAL\n"
-"                          in frm(1)\n"
+"      --jobs=N          remove with N workers at once (1-64, or auto: the\n"
+"                          default, 4 per CPU, at most 16): subtrees, and\n"
+"                          files given as arguments; the same messages, in\n"
+"                          another order; 1: one at a time, in GNU rm's\n"
+"                          order; see PARALLEL REMOVAL in frm(1)\n"
 "      --help     display this help and exit\n"
 "      --version  output version information and exit\n"
 "\n"
@@ -827,6 +828,23 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* --jobs=auto, the default: the workers mostly wait on the device, not on
+ * the CPU, so AUTO_JOBS_PER_CPU of them per CPU keep a device with a queue
+ * busy, up to AUTO_JOBS_MAX (see PARALLEL REMOVAL in frm(1) for what was
+ * measured). */
+#define AUTO_JOBS_PER_CPU 4
+#define AUTO_JOBS_MAX 16
+
+static unsigned auto_jobs(void)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if (cpus < 1)
+		cpus = 1;
+	return cpus >= AUTO_JOBS_MAX / AUTO_JOBS_PER_CPU
+	               ? AUTO_JOBS_MAX
+	               : (unsigned)cpus * AUTO_JOBS_PER_CPU;
+}
+
 /* --interactive=WHEN: any unambiguous prefix of a valid word. */
 static int interactive_arg(const char *arg)
 {
@@ -905,7 +923,7 @@ int main(int argc, char **argv)
 	struct rm_options x = { .interactive = RMI_SOMETIMES,
 		                .order = fastrm_order_by_name("auto"),
 		                .memory = FASTRM_DEFAULT_BUDGET,
-		                .jobs = 1 };
+		                .jobs = auto_jobs() };
 	bool preserve_root = true, prompt_once = false;
 	static struct stat root_st;
 	int c;
@@ -1000,10 +1018,14 @@ int main(int argc, char **argv)
 		case OPT_JOBS: {
 			char *end;
 			errno = 0;
+			if (strcmp(optarg, "auto") == 0) {
+				x.jobs = auto_jobs();
+				break;
+			}
 			unsigned long n = strtoul(optarg, &end, 10);
 			if (errno || end == optarg || *end || n < 1 || n > 64 ||
 			    optarg[0] == '-' || optarg[0] == '+') {
-				error_msg(0, "invalid number of jobs %s (1 to 64)",
+				error_msg(0, "invalid number of jobs %s (1 to 64, or auto)",
 				          quote_always(0, optarg));
 				try_help();
 				return EXIT_FAILURE;

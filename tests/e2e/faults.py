@@ -35,9 +35,9 @@ NOTHING = set()
 BIG = (["t/big/b%04d" % i for i in range(1500)] +
        ["t/big/c1/c2/c3/c4/c5/f"])
 
-# With --jobs=N in FRM_ARGS: what else is right for a row (the walks are
+# Unless FRM_ARGS has --jobs=1: what else is right for a row (the walks are
 # shallower when subtrees go to other workers, so no fd needs closing)
-JOBS = any(a.startswith("--jobs=") and a != "--jobs=1" for a in FRM_ARGS)
+JOBS = "--jobs=1" not in FRM_ARGS  # frm's default is --jobs=auto
 
 # (fault, frm options, exit status, message or None, what is left[, tree
 # [, another (status, message, left) that is right with --jobs]])

@@ -51,11 +51,11 @@ def refusals(top):
     os.mkdir(os.path.join(top, "keep"))
     open(os.path.join(top, "keep", "file"), "w").close()
     bad = [
-        (["--jobs=0"], "invalid number of jobs '0' (1 to 64)"),
-        (["--jobs=65"], "invalid number of jobs '65' (1 to 64)"),
-        (["--jobs=abc"], "invalid number of jobs 'abc' (1 to 64)"),
-        (["--jobs=-2"], "invalid number of jobs '-2' (1 to 64)"),
-        (["--jobs="], "invalid number of jobs '' (1 to 64)"),
+        (["--jobs=0"], "invalid number of jobs '0' (1 to 64, or auto)"),
+        (["--jobs=65"], "invalid number of jobs '65' (1 to 64, or auto)"),
+        (["--jobs=abc"], "invalid number of jobs 'abc' (1 to 64, or auto)"),
+        (["--jobs=-2"], "invalid number of jobs '-2' (1 to 64, or auto)"),
+        (["--jobs="], "invalid number of jobs '' (1 to 64, or auto)"),
         (["--memory=1K"], "invalid memory size '1K' (at least 64K)"),
         (["--order=bogus"], "invalid argument 'bogus' for '--order'"),
     ]
@@ -86,21 +86,22 @@ def order_kept(out):
 
 def same_with_jobs(top):
     runs = {}
-    for jobs in (1, 4):
-        root = os.path.join(top, "j%d" % jobs)
+    for jobs in (1, 4, "auto"):
+        root = os.path.join(top, "j%s" % jobs)
         os.mkdir(root)
         make_tree(root)
-        st, out, err = run(["-rv", "--stats", "--jobs=%d" % jobs, "t"], root)
+        st, out, err = run(["-rv", "--stats", "--jobs=%s" % jobs, "t"], root)
         runs[jobs] = (st, out, stats_counts(err))
         check(st == 0 and not os.path.exists(os.path.join(root, "t")),
-              "--jobs=%d removes the tree (exit %d)" % (jobs, st))
+              "--jobs=%s removes the tree (exit %d)" % (jobs, st))
     check(runs[1][2] == ("1816", "1800", "16", "0"),
           "--stats counts with --jobs=1: %r" % (runs[1][2],))
-    same = (runs[1][0], sorted(runs[1][1].splitlines()), runs[1][2]) == \
-        (runs[4][0], sorted(runs[4][1].splitlines()), runs[4][2])
-    check(same, "--jobs=4: the same -v lines, counts and status")
-    check(order_kept(runs[4][1]),
-          "--jobs=4: each directory's line after the lines of what it held")
+    for jobs in (4, "auto"):
+        same = (runs[1][0], sorted(runs[1][1].splitlines()), runs[1][2]) == \
+            (runs[jobs][0], sorted(runs[jobs][1].splitlines()), runs[jobs][2])
+        check(same, "--jobs=%s: the same -v lines, counts and status" % jobs)
+        check(order_kept(runs[jobs][1]),
+              "--jobs=%s: each directory's line after the lines of what it held" % jobs)
 
 
 def failures_with_jobs(top):

@@ -12,7 +12,7 @@ reason when they cannot run.
 usage: frm_vs_rm.py FRM [GNU_RM]
 
 FRM_ARGS in the environment: options given to frm before each case's own.
-With --jobs=N there (N > 1), subtrees and arguments are removed at once,
+Unless --jobs=1 is there, subtrees and arguments are removed at once,
 so messages between different subtrees may come in another order: stdout
 and stderr are then compared as sets of lines, and every "removed
 directory" line must come after the lines of everything inside it.
@@ -31,7 +31,8 @@ IS_ROOT = os.geteuid() == 0
 NOBODY = 65534
 FRM_ARGS = os.environ.get("FRM_ARGS", "").split()
 ENV = {"LC_ALL": "C", "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-UNORDERED = any(a.startswith("--jobs=") and a != "--jobs=1" for a in FRM_ARGS)
+# frm's default is --jobs=auto: workers, unless --jobs=1 is given
+UNORDERED = "--jobs=1" not in FRM_ARGS
 
 
 def lines_as_set(out):
