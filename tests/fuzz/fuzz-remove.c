@@ -13,7 +13,9 @@
  * tests/fuzz/README.md), and with replay.c, which runs every input of the
  * corpus once as an ordinary test.
  *
- * Input: byte 0 the policy, byte 1 the budget (bit 7: the argument is a
+ * Input: byte 0 the policy (value % 6) and the remover ((value / 6) % 17:
+ * 0 the fts walk of rm -rf below, N fastrm_rmtree() with N workers; bit 7:
+ * every directory shared), byte 1 the budget (bit 7: the argument is a
  * symlink to "outside" instead of a directory), then (op, arg) pairs.
  */
 #define _GNU_SOURCE
@@ -29,7 +31,9 @@
 #include <unistd.h>
 
 #include <fastrm/fts.h>
+#include <fastrm/rmtree.h>
 
+#include "fastrm-int.h"
 #include "fixture.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -271,6 +275,32 @@ static int remove_tree(const char *path, const struct fastrm_order *order,
 	return failures;
 }
 
+static int on_failed(void *ctx, const struct fastrm_rmtree_entry *e,
+                     enum fastrm_rmtree_error what, int err)
+{
+	(void)ctx;
+	fprintf(stderr, "%s: failure %d: %s\n", e->path, what, strerror(err));
+	return 1;
+}
+
+/* The same with the worker pool: returns the number of failures. */
+static int remove_with_pool(const char *path, const struct fastrm_order *order,
+                            size_t budget, unsigned workers, bool share_all)
+{
+	char *argv[] = { (char *)path, NULL };
+	struct fastrm_rmtree_opts o = { 0 };
+	o.size = sizeof o;
+	o.workers = workers;
+	o.order = order;
+	o.memory = budget;
+	o.flags = share_all ? FASTRM_RMTREE_SHARE_ALL : 0;
+	o.failed = on_failed;
+	int rc = fastrm_rmtree(argv, &o, NULL);
+	if (rc < 0)
+		die("fastrm_rmtree", strerror(-rc));
+	return rc;
+}
+
 /* ------------------------------------------------------------- one input */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -319,7 +349,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		close(b.fd[d]);
 
 	snprintf(target, sizeof target, "%s/target", top);
-	int failures = remove_tree(target, order, budget);
+	unsigned workers = (unsigned)(data[0] / 6) % 17;
+	int failures = workers == 0
+	                       ? remove_tree(target, order, budget)
+	                       : remove_with_pool(target, order, budget, workers,
+	                                          data[0] & 0x80);
 	struct stat sb;
 	if (failures || fstatat(root, "target", &sb, AT_SYMLINK_NOFOLLOW) == 0)
 		die("the target is not gone", policies[data[0] % 6]);
