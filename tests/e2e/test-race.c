@@ -108,12 +108,13 @@ int main(int argc, char **argv)
 		return 2;
 	char *frm = realpath(argv[1], NULL);
 	int rounds = argc > 2 ? atoi(argv[2]) : 500;
-	/* each policy, and the unlinks in threads (frm --jobs) */
+	/* each policy walked serially (--jobs=1), and the worker pool: the
+	 * default (--jobs=auto) and 16 workers */
 	static const char *const orders[][2] = {
-		{ "--order=directory", NULL }, { "--order=inode", NULL },
-		{ "--order=chunked", NULL },   { "--order=global", NULL },
-		{ "--order=gnulib", NULL },    { "--order=auto", NULL },
-		{ "--order=auto", "--jobs=3" },
+		{ "--order=directory", "--jobs=1" }, { "--order=inode", "--jobs=1" },
+		{ "--order=chunked", "--jobs=1" },   { "--order=global", "--jobs=1" },
+		{ "--order=gnulib", "--jobs=1" },    { "--order=auto", "--jobs=1" },
+		{ "--order=auto", NULL },            { "--order=inode", "--jobs=16" },
 	};
 	char *dir = fx_mkdtemp();
 	int top = open(dir, O_RDONLY | O_DIRECTORY);
