@@ -57,6 +57,13 @@
 /* fds left to the caller when the worker count is fitted to RLIMIT_NOFILE. */
 #define FDS_RESERVED 16
 
+/* A walk shares directories at most this many levels below its root: a
+ * directory that waits holds its path, and so does each waiting one above
+ * it in the walk, so this bounds the waiting directories per walk (a deep
+ * chain shared at every level would hold depth x path bytes).  Subtrees
+ * given away share again near their own roots. */
+#define SHARE_MAX_LEVEL 8
+
 /* Paths given that are not directories, removed at once at most. */
 #define GROUP_MAX 64
 
@@ -563,7 +570,8 @@ static struct task *new_task(struct walk *k, FTSENT *dir)
 static bool share(struct walk *k, FTSENT *ent)
 {
 	struct pool *P = k->w->P;
-	if (ent->fts_level == FTS_ROOTLEVEL || !wanted(P))
+	if (ent->fts_level == FTS_ROOTLEVEL || ent->fts_level > SHARE_MAX_LEVEL ||
+	    !wanted(P))
 		return false;
 	if ((k->fts->fts_options & FTS_XDEV) &&
 	    ent->fts_statp->st_dev != k->fts->fts_dev)

@@ -2,7 +2,8 @@
 /*
  * frm -r at the sizes of the safety issue: a directory of 5,000,000
  * entries and a chain 1,000,000 directories deep, each removed with at
- * most 32 file descriptors and a 256 KiB stack limit, its peak memory
+ * most 32 file descriptors and one worker, then with 64 and --jobs=16
+ * (which fits 4 workers in them), a 256 KiB stack limit, its peak memory
  * measured (wait4) and bounded:
  *   - the wide directory with the bounded global inode order and a 16 MiB
  *     budget: peak RSS under budget + 4 MiB (a full sort of 5,000,000 names
@@ -39,14 +40,14 @@ static bool sanitized(void)
 	return san && *san && strcmp(san, "none") != 0;
 }
 
-/* Run frm in @dir with 32 fds and a 256 KiB stack (and a 64 MiB address
+/* Run frm in @dir with @nfds fds and a 256 KiB stack (and a 64 MiB address
  * space when @as_limit); returns its exit status, its peak RSS in @rss_kib. */
 static int run_frm(const char *frm, const char *dir, char *const args[],
-                   bool as_limit, long *rss_kib)
+                   rlim_t nfds, bool as_limit, long *rss_kib)
 {
 	pid_t pid = fork();
 	if (pid == 0) {
-		struct rlimit fds = { 32, 32 }, stack = { 256 << 10, 256 << 10 };
+		struct rlimit fds = { nfds, nfds }, stack = { 256 << 10, 256 << 10 };
 		setrlimit(RLIMIT_NOFILE, &fds);
 		setrlimit(RLIMIT_STACK, &stack);
 		if (as_limit) {
@@ -107,39 +108,47 @@ int main(int argc, char **argv)
 	long rss;
 	bool limit = !sanitized();
 
-	/* wide: the bounded global order in a 16 MiB budget */
-	fx_make_flat(dfd, "wide", wide);
-	char budget[32];
-	snprintf(budget, sizeof budget, "--memory=%dM", BUDGET_MIB);
-	char *wide_args[] = { "frm", "-r", "--order=global", budget, "--", "wide", NULL };
-	int rc = run_frm(frm, mnt, wide_args, limit, &rss);
-	bool ok = rc == 0 && gone(dfd, "wide") && !gone(dfd, "sentinel");
-	if (limit)
-		ok = ok && rss < (BUDGET_MIB + 4) * 1024;
-	printf("%s %ld entries, --order=global %s: exit %d, peak RSS %ld KiB%s\n",
-	       ok ? "ok  " : "FAIL", wide, budget, rc, rss,
-	       limit ? " (bound: budget + 4 MiB, in 64 MiB of address space)"
-	             : " (not bounded under a sanitizer)");
-	failures += !ok;
+	/* one worker (32 fds), then --jobs=16 (64 fds hold 4 workers) */
+	static const struct { const char *jobs; rlim_t fds; } runs[] = {
+		{ "--jobs=1", 32 }, { "--jobs=16", 64 },
+	};
+	for (size_t r = 0; r < 2; r++) {
+		/* wide: the bounded global order in a 16 MiB budget */
+		fx_make_flat(dfd, "wide", wide);
+		char budget[32];
+		snprintf(budget, sizeof budget, "--memory=%dM", BUDGET_MIB);
+		char *wide_args[] = { "frm", "-r", "--order=global", budget,
+		                      (char *)runs[r].jobs, "--", "wide", NULL };
+		int rc = run_frm(frm, mnt, wide_args, runs[r].fds, limit, &rss);
+		bool ok = rc == 0 && gone(dfd, "wide") && !gone(dfd, "sentinel");
+		if (limit)
+			ok = ok && rss < (BUDGET_MIB + 4) * 1024;
+		printf("%s %ld entries, --order=global %s %s, %ld fds: exit %d, peak RSS %ld KiB%s\n",
+		       ok ? "ok  " : "FAIL", wide, budget, runs[r].jobs, (long)runs[r].fds,
+		       rc, rss,
+		       limit ? " (bound: budget + 4 MiB, in 64 MiB of address space)"
+		             : " (not bounded under a sanitizer)");
+		failures += !ok;
 
-	/* deep */
-	fx_make_chain(dfd, "deep", deep, 10000);
-	char *deep_args[] = { "frm", "-r", "--", "deep", NULL };
-	rc = run_frm(frm, mnt, deep_args, false, &rss);
-	ok = rc == 0 && gone(dfd, "deep") && !gone(dfd, "sentinel");
-	double per_level = (double)rss * 1024 / (double)deep;
-	if (limit)
-		ok = ok && per_level < 600;
-	printf("%s chain %ld deep: exit %d, peak RSS %ld KiB, %.0f bytes per level%s\n",
-	       ok ? "ok  " : "FAIL", deep, rc, rss, per_level,
-	       limit ? " (bound: 600)" : " (not bounded under a sanitizer)");
-	failures += !ok;
+		/* deep */
+		fx_make_chain(dfd, "deep", deep, 10000);
+		char *deep_args[] = { "frm", "-r", (char *)runs[r].jobs, "--", "deep", NULL };
+		rc = run_frm(frm, mnt, deep_args, runs[r].fds, false, &rss);
+		ok = rc == 0 && gone(dfd, "deep") && !gone(dfd, "sentinel");
+		double per_level = (double)rss * 1024 / (double)deep;
+		if (limit)
+			ok = ok && per_level < 600;
+		printf("%s chain %ld deep %s, %ld fds: exit %d, peak RSS %ld KiB, %.0f bytes per level%s\n",
+		       ok ? "ok  " : "FAIL", deep, runs[r].jobs, (long)runs[r].fds, rc, rss,
+		       per_level, limit ? " (bound: 600)" : " (not bounded under a sanitizer)");
+		failures += !ok;
+	}
 
 	close(dfd);
 	if (umount2(mnt, MNT_DETACH) < 0)
 		perror("umount");
 	fx_cleanup(dir);
 	free(frm);
-	printf("%d passed, %d failed\n", 2 - failures, failures);
+	printf("%d passed, %d failed\n", 4 - failures, failures);
 	return failures ? 1 : 0;
 }
