@@ -3,6 +3,10 @@
  *   fastrm-mktree DIR flat N [SIZE]   one directory of N files of SIZE bytes
  *   fastrm-mktree DIR tree N          a source-tree shape: directories of
  *                                     30 files, 10 subdirectories each
+ *   fastrm-mktree DIR dirs N          N directories of 10 empty files, in
+ *                                     groups of 1,000 (DIR/gG/dD/fF)
+ *   fastrm-mktree DIR sparse N        4 sparse files of 1 TiB, each with N
+ *                                     extents of 4 KiB spread evenly
  *   fastrm-mktree --measure CMD...    run CMD, then print on stderr
  *                                     "measure: MAXRSS_KIB UTIME STIME"; a
  *                                     small launcher, so that the peak RSS
@@ -64,6 +68,51 @@ static void tree(int top, long n)
 	free(fds);
 }
 
+static void dirs(int top, long n)
+{
+	char name[32];
+	int g = -1;
+	for (long i = 0; i < n; i++) {
+		if (i % 1000 == 0) {
+			if (g >= 0)
+				close(g);
+			snprintf(name, sizeof name, "g%04ld", i / 1000);
+			mkdirat(top, name, 0755);
+			g = openat(top, name, O_RDONLY | O_DIRECTORY);
+		}
+		snprintf(name, sizeof name, "d%03ld", i % 1000);
+		mkdirat(g, name, 0755);
+		int d = openat(g, name, O_RDONLY | O_DIRECTORY);
+		for (int f = 0; f < 10; f++) {
+			snprintf(name, sizeof name, "f%d", f);
+			file(d, name, 0);
+		}
+		close(d);
+	}
+	if (g >= 0)
+		close(g);
+}
+
+static void sparse(int top, long n)
+{
+	const off_t size = (off_t)1 << 40, step = n > 0 ? size / n : size;
+	for (int i = 0; i < 4; i++) {
+		char name[32];
+		snprintf(name, sizeof name, "sparse%d", i);
+		int fd = openat(top, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd < 0 || ftruncate(fd, size) < 0) {
+			perror(name);
+			exit(1);
+		}
+		for (long e = 0; e < n; e++)
+			if (pwrite(fd, data, 4096, (off_t)e * step) != 4096) {
+				perror("pwrite");
+				exit(1);
+			}
+		close(fd);
+	}
+}
+
 static int measure(char **cmd)
 {
 	pid_t pid = fork();
@@ -86,7 +135,8 @@ int main(int argc, char **argv)
 	if (argc > 2 && strcmp(argv[1], "--measure") == 0)
 		return measure(argv + 2);
 	if (argc < 4) {
-		fprintf(stderr, "usage: %s DIR flat N [SIZE] | DIR tree N\n", argv[0]);
+		fprintf(stderr, "usage: %s DIR flat N [SIZE] | DIR tree N | DIR dirs N | "
+		        "DIR sparse N\n", argv[0]);
 		return 2;
 	}
 	mkdir(argv[1], 0755);
@@ -100,6 +150,10 @@ int main(int argc, char **argv)
 			snprintf(name, sizeof name, "file-%07ld", i);
 			file(top, name, size);
 		}
+	} else if (strcmp(argv[2], "dirs") == 0) {
+		dirs(top, n);
+	} else if (strcmp(argv[2], "sparse") == 0) {
+		sparse(top, n);
 	} else {
 		tree(top, n);
 	}
