@@ -484,6 +484,20 @@ static bool last_is_dot_or_dotdot(const char *path)
 	return (n == 1 && b[0] == '.') || (n == 2 && b[0] == '.' && b[1] == '.');
 }
 
+/* A directory cycle: GNU rm's warning, word for word. */
+static void warn_cycle(const char *path)
+{
+	progress_hold();
+	fflush(stdout);
+	fprintf(stderr,
+	        "%s: WARNING: Circular directory structure.\n"
+	        "This almost certainly means that you have a corrupted file system.\n"
+	        "NOTIFY YOUR SYSTEM MANAGER.\n"
+	        "The following directory is part of the cycle:\n  %s\n",
+	        program_name, quote_always(0, path));
+	progress_release();
+}
+
 /* A directory that frm must not enter or remove: a non-recursive removal,
  * "." or "..", "/" under --preserve-root, another device under
  * --preserve-root=all.  Says why and returns true. */
@@ -597,15 +611,7 @@ static enum rm_status rm_fts(FTS *fts, FTSENT *ent, const struct rm_options *x)
 	}
 
 	case FTS_DC:
-		progress_hold();
-		fflush(stdout);
-		fprintf(stderr,
-		        "%s: WARNING: Circular directory structure.\n"
-		        "This almost certainly means that you have a corrupted file system.\n"
-		        "NOTIFY YOUR SYSTEM MANAGER.\n"
-		        "The following directory is part of the cycle:\n  %s\n",
-		        program_name, quote_always(0, ent->fts_path));
-		progress_release();
+		warn_cycle(ent->fts_path);
 		skip_tree(fts, ent);
 		return RM_ERROR;
 
@@ -684,15 +690,7 @@ static int pool_failed(void *ctx, const struct fastrm_rmtree_entry *e,
 		error_msg(err, "traversal failed: %s", quote_if_needed(0, e->path));
 		break;
 	case FASTRM_RMTREE_ECYCLE:
-		progress_hold();
-		fflush(stdout);
-		fprintf(stderr,
-		        "%s: WARNING: Circular directory structure.\n"
-		        "This almost certainly means that you have a corrupted file system.\n"
-		        "NOTIFY YOUR SYSTEM MANAGER.\n"
-		        "The following directory is part of the cycle:\n  %s\n",
-		        program_name, quote_always(0, e->path));
-		progress_release();
+		warn_cycle(e->path);
 		break;
 	case FASTRM_RMTREE_EXDEV:
 		error_msg(0, "skipping %s, since it's on a different device",

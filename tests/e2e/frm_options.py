@@ -20,6 +20,8 @@ import subprocess
 import sys
 import tempfile
 
+from e2e_common import order_kept
+
 FRM = os.path.abspath(sys.argv[1])
 ENV = {"LC_ALL": "C", "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
 failures = []
@@ -72,16 +74,6 @@ def stats_counts(err):
     m = re.search(r"removed (\d+) entries \((\d+) files, (\d+) directories\), "
                   r"(\d+) failures", err)
     return m.groups() if m else None
-
-
-def order_kept(out):
-    lines = out.splitlines()
-    for i, l in enumerate(lines):
-        if l.startswith("removed directory '"):
-            d = l[len("removed directory '"):-1] + "/"
-            if any(d in later for later in lines[i + 1:]):
-                return False
-    return True
 
 
 def same_with_jobs(top):

@@ -25,6 +25,8 @@ import subprocess
 import sys
 import tempfile
 
+from e2e_common import order_kept
+
 FRM = os.path.abspath(sys.argv[1])
 GNU_RM = sys.argv[2] if len(sys.argv) > 2 else shutil.which("rm")
 IS_ROOT = os.geteuid() == 0
@@ -37,17 +39,6 @@ UNORDERED = "--jobs=1" not in FRM_ARGS
 
 def lines_as_set(out):
     return sorted(out.split(b"\n"))
-
-
-def order_kept(out):
-    """Each "removed directory 'D'" comes after every line naming D/..."""
-    lines = out.decode(errors="replace").splitlines()
-    for i, l in enumerate(lines):
-        if l.startswith("removed directory '"):
-            d = l[len("removed directory '"):-1] + "/"
-            if any(d in later for later in lines[i + 1:]):
-                return False
-    return True
 
 
 def tmp_base():
