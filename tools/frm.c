@@ -47,12 +47,14 @@ static const char *program_name = "frm";
  * times (another process may be adding entries) before the error stands. */
 #define NOTEMPTY_RETRIES 3
 
-/* Set by SIGINT, SIGTERM, SIGHUP: stop after the current entry. */
+/* Set by SIGINT, SIGTERM, SIGHUP: stop after the current entry.  The
+ * library's workers read it too (fastrm_rmtree's stop): the store is
+ * atomic (lock-free for an int, so safe in a signal handler). */
 static volatile sig_atomic_t stop_signal;
 
 static void on_signal(int sig)
 {
-	stop_signal = sig;
+	__atomic_store_n(&stop_signal, sig, __ATOMIC_RELAXED);
 }
 
 enum interactive { RMI_ALWAYS, RMI_SOMETIMES, RMI_NEVER };
