@@ -42,14 +42,20 @@ static void file(int dfd, const char *name, size_t size)
 }
 
 /* Breadth-first: each directory gets 30 files and up to 10 subdirectories
- * until N files exist. */
+ * until N files exist.  The queue holds paths, not fds: a large tree has
+ * more directories than a process may keep open. */
 static void tree(int top, long n)
 {
 	long made = 0, ndirs = 1, next = 0;
-	int *fds = malloc(sizeof *fds * (size_t)(n / 30 + 2));
-	fds[0] = top;
+	char **q = malloc(sizeof *q * (size_t)(n / 30 + 2));
+	q[0] = strdup(".");
 	while (made < n && next < ndirs) {
-		int dfd = fds[next++];
+		char *path = q[next++];
+		int dfd = openat(top, path, O_RDONLY | O_DIRECTORY);
+		if (dfd < 0) {
+			perror(path);
+			exit(1);
+		}
 		char name[32];
 		for (int i = 0; i < 30 && made < n; i++, made++) {
 			snprintf(name, sizeof name, "src%02d.c", i);
@@ -58,14 +64,16 @@ static void tree(int top, long n)
 		for (int i = 0; i < 10 && ndirs * 30 < n; i++) {
 			snprintf(name, sizeof name, "dir%d", i);
 			mkdirat(dfd, name, 0755);
-			fds[ndirs++] = openat(dfd, name, O_RDONLY | O_DIRECTORY);
+			size_t len = strlen(path) + strlen(name) + 2;
+			q[ndirs] = malloc(len);
+			snprintf(q[ndirs++], len, "%s/%s", path, name);
 		}
-		if (dfd != top)
-			close(dfd);
+		close(dfd);
+		free(path);
 	}
 	for (long i = next; i < ndirs; i++)
-		close(fds[i]);
-	free(fds);
+		free(q[i]);
+	free(q);
 }
 
 static void dirs(int top, long n)
