@@ -582,6 +582,13 @@ static int open_dir(struct stream *st, FTSENT *p)
 	                    follow ? 0 : O_NOFOLLOW, p->fts_statp);
 }
 
+/* What a directory's policy may hold when @others bytes are held by the
+ * rest: the budget less that, and never less than MIN_BUDGET. */
+static size_t budget_left(const struct stream *st, size_t others)
+{
+	return st->budget > others + MIN_BUDGET ? st->budget - others : MIN_BUDGET;
+}
+
 /* Read the next batch of level @L's entries, at most about @cap. */
 static enum build_result build(struct stream *st, struct level *L, size_t cap)
 {
@@ -608,23 +615,17 @@ static enum build_result build(struct stream *st, struct level *L, size_t cap)
 		/* One budget for the whole path: what the other directories'
 		 * policies hold is not this one's to take. */
 		size_t before = L->src.held;
-		size_t others = st->held - before;
 		if (st->shared_held) {
 			/* what every stream of the pool holds: reserve this
 			 * directory's share of what is left, then settle */
 			size_t all = __atomic_load_n(st->shared_held, __ATOMIC_RELAXED);
-			do {
-				others = all - before;
-				L->src.budget = st->budget > others + MIN_BUDGET
-				                        ? st->budget - others
-				                        : MIN_BUDGET;
-			} while (!__atomic_compare_exchange_n(
+			do
+				L->src.budget = budget_left(st, all - before);
+			while (!__atomic_compare_exchange_n(
 			        st->shared_held, &all, all + (L->src.budget - before), false,
 			        __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 		} else {
-			L->src.budget = st->budget > others + MIN_BUDGET
-			                        ? st->budget - others
-			                        : MIN_BUDGET;
+			L->src.budget = budget_left(st, st->held - before);
 		}
 		n = L->order->next(&L->pstate, &L->src, compar ? SIZE_MAX : cap,
 		                   emit, &ctx);

@@ -481,7 +481,7 @@ struct walk {
 };
 
 /* Keep every directory above @ent in this walk (a failure below). */
-static void keep_above(struct walk *k, FTSENT *ent)
+static void keep_above(FTSENT *ent)
 {
 	for (FTSENT *p = ent->fts_parent; p->fts_level >= FTS_ROOTLEVEL;
 	     p = p->fts_parent) {
@@ -489,7 +489,6 @@ static void keep_above(struct walk *k, FTSENT *ent)
 			break;
 		p->fts_number |= NUM_KEEP;
 	}
-	(void)k;
 }
 
 static void skip_tree(FTS *fts, FTSENT *ent)
@@ -649,7 +648,7 @@ static void remove_entry(struct walk *k, FTSENT *ent)
 	    ent->fts_statp->st_dev != fts->fts_dev) {
 		entry_here(k, &e, ent, true);
 		if (report_failed(P, &e, FASTRM_RMTREE_EXDEV, EXDEV))
-			keep_above(k, ent);
+			keep_above(ent);
 		return;
 	}
 	struct node *n = is_dir && ent->fts_pointer ? ent->fts_pointer : NULL;
@@ -666,7 +665,7 @@ static void remove_entry(struct walk *k, FTSENT *ent)
 	}
 	if (keep) {
 		if (!root)
-			keep_above(k, ent);
+			keep_above(ent);
 		else
 			k->root_failed = k->root_done = true;
 		return;
@@ -701,7 +700,7 @@ static void remove_entry(struct walk *k, FTSENT *ent)
 	if (root)
 		k->root_failed = counts, k->root_done = true;
 	else if (counts)
-		keep_above(k, ent);
+		keep_above(ent);
 }
 
 static void visit(struct walk *k, FTSENT *ent)
