@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The traversal: fts_open/fts_read/fts_children/fts_set/fts_close with the
- * semantics of gnulib's fts, walking without chdir and without recursion.
+ * semantics of gnulib's fts, walking through directory fds, without
+ * recursion.
  *
  * How it walks
  * - Every directory on the current path has a `struct level`, indexed by
@@ -15,6 +16,10 @@
  * - Every open is an openat() relative to the parent's fd, with
  *   O_NOFOLLOW|O_DIRECTORY in a physical walk, and the result is checked
  *   against the (dev, ino) seen before descending.
+ * - The working directory follows the walk only in fts's default mode
+ *   (neither FTS_CWDFD nor FTS_NOCHDIR), where fts_accpath is relative to
+ *   it: the walk fchdir()s into a level's fd before visiting its entries,
+ *   and climbs back checking that ".." is still the parent, as gnulib.
  * - Entries live in per-batch arenas (struct batch): one allocation per
  *   chunk, never one per entry.  The path of the current entry is built in
  *   one buffer that every FTSENT's fts_path points to, as in gnulib.
@@ -31,6 +36,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -91,6 +97,10 @@ struct level {
 struct stream {
 	FTS pub;
 	int rootfd;             /* the roots' paths are relative to it */
+	int rfd;                /* default mode: the working directory that
+	                           fts_open found (O_PATH), else -1 */
+	long cwd;               /* default mode: the level whose directory is
+	                           the working directory; -1: rfd's */
 	FTSENT *rootparent;     /* level -1 sentinel */
 	FTSENT *init;           /* "before the first root" sentinel */
 	struct batch roots;
@@ -259,19 +269,56 @@ static unsigned short classify(const FTSENT *p)
 	return FTS_DEFAULT;
 }
 
+/* fstatat() of @p's whole path, relative to the roots' directory: write
+ * the path into the path buffer (the parent's path is there, as a prefix of
+ * the current one), then put back what was overwritten. */
+static int stat_path(struct stream *st, const FTSENT *p, struct stat *sb,
+                     int flags)
+{
+	char *path = st->pub.fts_path;
+	size_t base = path_base(p->fts_parent);
+	size_t len = p->fts_pathlen - base + 1; /* "/name" and its NUL */
+	char keep[NAME_MAX + 3];
+	if (len > sizeof keep) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(keep, path + base, len);
+	path[base] = '/';
+	memcpy(path + base + 1, p->fts_name, p->fts_namelen + 1);
+	int rc = fstatat(st->rootfd, path, sb, flags);
+	int e = errno;
+	memcpy(path + base, keep, len);
+	errno = e;
+	return rc;
+}
+
+/* Where the caller is given a file's whole path (FTS_NOCHDIR, and every
+ * logical walk), the file is stat'ed by that path, as gnulib does: the
+ * caller sees ENAMETOOLONG past PATH_MAX, ELOOP past the kernel's symlink
+ * limit, ENOENT for a path that no longer names it.  Descents still go
+ * through the parent's fd (checked against this stat).  Elsewhere the name
+ * is stat'ed in the parent's fd. */
+static int stat_as_named(struct stream *st, const FTSENT *p, int dirfd,
+                         struct stat *sb, int flags)
+{
+	if (p->fts_level > FTS_ROOTLEVEL && ISSET(st, FTS_NOCHDIR))
+		return stat_path(st, p, sb, flags);
+	return fstatat(dirfd, rel_name(p), sb, flags);
+}
+
 static unsigned short stat_ent(struct stream *st, FTSENT *p, int dirfd,
                                bool follow)
 {
 	struct stat *sb = p->fts_statp;
-	const char *name = rel_name(p);
 
 	if (ISSET(st, FTS_LOGICAL) ||
 	    (ISSET(st, FTS_COMFOLLOW) && p->fts_level == FTS_ROOTLEVEL))
 		follow = true;
 	p->fts_priv_flags &= ~PF_STAT_REQUIRED;
-	if (fstatat(dirfd, name, sb, follow ? 0 : AT_SYMLINK_NOFOLLOW) < 0) {
+	if (stat_as_named(st, p, dirfd, sb, follow ? 0 : AT_SYMLINK_NOFOLLOW) < 0) {
 		if (follow && errno == ENOENT &&
-		    fstatat(dirfd, name, sb, AT_SYMLINK_NOFOLLOW) == 0) {
+		    stat_as_named(st, p, dirfd, sb, AT_SYMLINK_NOFOLLOW) == 0) {
 			errno = 0;
 			return FTS_SLNONE;
 		}
@@ -358,19 +405,32 @@ static int open_checked(int dirfd, const char *path, int flags,
 	return fd;
 }
 
-/* Reopen level @d, whose fd was closed, when the walk climbs back to it. */
+/* Reopen level @d, whose fd was closed, when the walk climbs back to it
+ * from level @d + 1, and check that it is the directory recorded. */
 static int reopen_level(struct stream *st, size_t d)
 {
 	struct level *L = &st->lv[d];
 	const struct stat *want = L->dir->fts_statp;
+	const FTSENT *child = d + 1 < st->nlv ? st->lv[d + 1].dir : NULL;
 	int fd = -1;
 
-	if (d + 1 < st->nlv && st->lv[d + 1].src.fd >= 0)
+	if (child && child->fts_symfd >= 0) {
+		/* entered through a symlink: the parent's fd was kept */
+		fd = open_checked(child->fts_symfd, ".", 0, want);
+	} else if (child && st->lv[d + 1].src.fd >= 0) {
 		fd = open_checked(st->lv[d + 1].src.fd, "..", 0, want);
+		/* ".." not leading back means the child was moved away: stop
+		 * there with ENOENT, as gnulib when it climbs through "..".
+		 * Only where gnulib names files by their whole path
+		 * (FTS_NOCHDIR, logical walks) or the child was reached
+		 * through a symlink is the whole path tried instead. */
+		if (fd < 0 && errno == ENOENT && !ISSET(st, FTS_NOCHDIR) &&
+		    !(child->fts_flags & FTS_SYMFOLLOW))
+			return -1;
+	}
 	if (fd < 0) {
-		/* ".." does not lead back (a directory reached through a
-		 * symlink, or one moved away): try the full path, still checked
-		 * against the recorded device and inode. */
+		/* Try the full path, still checked against the recorded
+		 * device and inode. */
 		char *path = st->pub.fts_path;
 		size_t len = L->dir->fts_pathlen;
 		char saved = path[len];
@@ -431,6 +491,10 @@ static void policy_release(struct stream *st, struct level *L)
 static void level_release(struct stream *st, struct level *L)
 {
 	level_close_fd(st, L);
+	if (L->dir->fts_symfd >= 0) {
+		close(L->dir->fts_symfd);
+		L->dir->fts_symfd = -1;
+	}
 	policy_release(st, L);
 	batch_free(&L->batch);
 	if (L->dir->fts_priv_flags & PF_ACTIVE) {
@@ -440,12 +504,74 @@ static void level_release(struct stream *st, struct level *L)
 	}
 }
 
+/* ---------------------------------------------------- working directory */
+
+static bool chdir_mode(const struct stream *st)
+{
+	return st->rfd >= 0;
+}
+
+/* Default mode: make level @want's directory (-1: fts_open's) the working
+ * directory, going there through the fd the walk holds. */
+static int cwd_set(struct stream *st, long want)
+{
+	if (!chdir_mode(st) || st->cwd == want)
+		return 0;
+	if (want < 0) {
+		if (fchdir(st->rfd) < 0)
+			return -1;
+	} else {
+		struct level *L = &st->lv[want];
+		if (L->src.fd < 0 && reopen_level(st, (size_t)want) < 0)
+			return -1;
+		if (fchdir(L->src.fd) < 0)
+			return -1;
+	}
+	st->cwd = want;
+	return 0;
+}
+
+/* Default mode: the walk leaves level @d, the working directory: go back
+ * to its parent, which must still be where it was.  gnulib changes to ".."
+ * and compares it with the parent's device and inode (or to the fd kept
+ * when the level was entered through a symlink); so does this. */
+static int cwd_up(struct stream *st, size_t d)
+{
+	if (d == 0)
+		return cwd_set(st, -1);
+	struct level *C = &st->lv[d], *P = &st->lv[d - 1];
+	if (P->src.fd >= 0 && C->dir->fts_symfd < 0) {
+		struct stat sb;
+		if (fstatat(C->src.fd, "..", &sb, 0) < 0)
+			return -1;
+		if (!same_file(&sb, P->dir->fts_statp)) {
+			errno = ENOENT;
+			return -1;
+		}
+	}
+	/* A closed parent is reopened through ".." and checked. */
+	return cwd_set(st, (long)d - 1);
+}
+
+/* Back to the working directory fts_open found, keeping errno. */
+static void cwd_restore(struct stream *st)
+{
+	int e = errno;
+	if (chdir_mode(st) && st->cwd != -1 && fchdir(st->rfd) == 0)
+		st->cwd = -1;
+	errno = e;
+}
+
+/* -------------------------------------------------------- leaving a level */
+
 /* Leave the deepest level @d: its parent becomes the current directory
  * again and must be open.  Returns -1 with errno set if it cannot be. */
 static int pop_level(struct stream *st, size_t d)
 {
 	int rc = 0;
-	if (d > 0 && st->lv[d - 1].src.fd < 0)
+	if (chdir_mode(st) && st->cwd == (long)d)
+		rc = cwd_up(st, d);
+	else if (d > 0 && st->lv[d - 1].src.fd < 0)
 		rc = reopen_level(st, d - 1);
 	level_release(st, &st->lv[d]);
 	st->nlv = d;
@@ -484,6 +610,12 @@ static int enter_dir(struct stream *st, FTSENT *p, int fd)
 		return 0;
 	}
 	p->fts_priv_flags |= PF_ACTIVE;
+	/* Entered through a symlink (FTS_FOLLOW): ".." does not lead back,
+	 * so keep the parent's fd to return to, as gnulib's fts_symfd (one
+	 * fd per such level; without one, the whole path is tried). */
+	if ((p->fts_flags & FTS_SYMFOLLOW) && p->fts_level > FTS_ROOTLEVEL &&
+	    !ISSET(st, FTS_NOCHDIR) && p->fts_symfd < 0)
+		p->fts_symfd = fcntl(parent_fd(st, p), F_DUPFD_CLOEXEC, 3);
 	return 0;
 }
 
@@ -517,7 +649,7 @@ static int emit(void *c, const struct fastrm_dirent *d)
 	p->fts_level = L->dir->fts_level + 1;
 	p->fts_parent = L->dir;
 	p->fts_pathlen = pathlen;
-	if (!ISSET(st, FTS_CWDFD))
+	if (ISSET(st, FTS_NOCHDIR))
 		p->fts_accpath = p->fts_path;
 	p->fts_statp->st_ino = d->ino;
 	p->fts_statp->st_mode = dtype_mode(d->type);
@@ -578,8 +710,22 @@ static int open_dir(struct stream *st, FTSENT *p)
 	bool follow = ISSET(st, FTS_LOGICAL) ||
 	              (ISSET(st, FTS_COMFOLLOW) && p->fts_level == 0) ||
 	              (p->fts_flags & FTS_SYMFOLLOW);
-	return open_checked(parent_fd(st, p), rel_name(p),
-	                    follow ? 0 : O_NOFOLLOW, p->fts_statp);
+	int fd = open_checked(parent_fd(st, p), rel_name(p),
+	                      follow ? 0 : O_NOFOLLOW, p->fts_statp);
+	if (fd >= 0 && p->fts_level > FTS_ROOTLEVEL && ISSET(st, FTS_NOCHDIR)) {
+		/* The caller names it by its whole path: if that no longer
+		 * leads to it (moved since its stat), say so as gnulib, which
+		 * opens it by that path. */
+		struct stat sb;
+		int rc = stat_path(st, p, &sb, follow ? 0 : AT_SYMLINK_NOFOLLOW);
+		if (rc < 0 || !same_file(&sb, p->fts_statp)) {
+			int e = rc < 0 ? errno : ENOENT;
+			close(fd);
+			errno = e;
+			return -1;
+		}
+	}
+	return fd;
 }
 
 /* What a directory's policy may hold when @others bytes are held by the
@@ -688,16 +834,19 @@ static FTSENT *ret(struct stream *st, FTSENT *p)
 static FTSENT *stop(struct stream *st)
 {
 	st->pub.fts_options |= FTS_STOP;
+	cwd_restore(st);
 	return NULL;
 }
 
-/* Under FTS_NOSTAT in a physical walk, a directory is opened first and
+/* Under FTS_NOSTAT in a physical walk (where the caller is not handed
+ * whole paths: see stat_as_named), a directory is opened first and
  * fstat'ed through its fd: two system calls, and the stat describes
  * exactly the directory that will be read. */
 static bool open_first(struct stream *st, const FTSENT *p)
 {
 	return ISSET(st, FTS_NOSTAT) && ISSET(st, FTS_PHYSICAL) &&
 	       !ISSET(st, FTS_XDEV) && !ISSET(st, FTS_SEEDOT) &&
+	       !ISSET(st, FTS_NOCHDIR) &&
 	       p->fts_level > FTS_ROOTLEVEL &&
 	       S_ISDIR(p->fts_statp->st_mode);
 }
@@ -708,6 +857,18 @@ static FTSENT *visit(struct stream *st, FTSENT *p)
 {
 	int fd = -1;
 
+	/* Default mode: fts_accpath names @p in its parent (a root: in
+	 * fts_open's working directory). */
+	if (cwd_set(st, p->fts_level - 1) < 0) {
+		/* A directory that can be read but not searched: as gnulib,
+		 * its entries cannot be reached (and it ends as FTS_ERR). */
+		p->fts_errno = errno;
+		p->fts_info = FTS_NS;
+		p->fts_priv_flags &= ~PF_STAT_REQUIRED;
+		if (!p->fts_parent->fts_errno)
+			p->fts_parent->fts_errno = errno;
+		return ret(st, p);
+	}
 	if (p->fts_info == FTS_NSOK && (p->fts_priv_flags & PF_STAT_REQUIRED)) {
 		int dirfd = parent_fd(st, p);
 		if (open_first(st, p)) {
@@ -881,6 +1042,7 @@ up:
 	p = parent;
 	if (p->fts_level == FTS_ROOTPARENTLEVEL) {
 		sp->fts_cur = NULL;
+		cwd_restore(st);
 		errno = 0;
 		return NULL;
 	}
@@ -979,6 +1141,8 @@ FTS *fts_open_at(int rootfd, char *const *argv, int options,
 		return NULL;
 	FTS *sp = &st->pub;
 	st->rootfd = rootfd;
+	st->rfd = -1;
+	st->cwd = -1;
 	sp->fts_options = options;
 	sp->fts_compar = compar;
 	sp->fts_rfd = -1;
@@ -987,6 +1151,17 @@ FTS *fts_open_at(int rootfd, char *const *argv, int options,
 	if (options & FTS_LOGICAL) {
 		sp->fts_options |= FTS_NOCHDIR;
 		sp->fts_options &= ~FTS_CWDFD;
+	}
+	/* The default mode changes directory (fts(3): "to allow descending
+	 * to arbitrary depths"); it needs a way back to where it started,
+	 * or it does not change directory at all (gnulib too). */
+	if (!(sp->fts_options & (FTS_NOCHDIR | FTS_CWDFD))) {
+		if (rootfd != AT_FDCWD)
+			goto inval;
+		st->rfd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (st->rfd < 0)
+			sp->fts_options |= FTS_NOCHDIR;
+		sp->fts_rfd = st->rfd;
 	}
 	st->order = &order_gnulib;
 	st->budget = FASTRM_DEFAULT_BUDGET;
@@ -1044,6 +1219,8 @@ FTS *fts_open_at(int rootfd, char *const *argv, int options,
 	sp->fts_cur = st->init;
 	return sp;
 
+inval:
+	errno = EINVAL;
 fail:;
 	int e = errno;
 	fastrm_fts_close(sp);
@@ -1056,6 +1233,16 @@ FASTRM_EXPORT int fastrm_fts_close(FTS *sp)
 	if (!sp)
 		return 0;
 	struct stream *st = ST(sp);
+	int rc = 0;
+	if (chdir_mode(st)) {
+		/* back where fts_open was called, as gnulib, even if the
+		 * caller moved meanwhile */
+		if (fchdir(st->rfd) < 0)
+			rc = -1;
+		int e = errno;
+		close(st->rfd);
+		errno = e;
+	}
 	while (st->nlv > 0)
 		level_release(st, &st->lv[--st->nlv]);
 	free(st->lv);
@@ -1065,8 +1252,10 @@ FASTRM_EXPORT int fastrm_fts_close(FTS *sp)
 	free(st->sortv);
 	dirread_fini(&st->rd);
 	devino_fini(&st->active);
+	int e = errno;
 	free(st);
-	return 0;
+	errno = e;
+	return rc;
 }
 
 FASTRM_EXPORT int fastrm_fts_set_order(FTS *sp, const struct fastrm_order *order)

@@ -4,5 +4,6 @@
 #include <fastrm/compat/fts.h>
 #include <stdio.h>
 #define WALK_FN walk_fastrm
-#define WALK_CHDIR_MODE 0 /* libfastrm never changes directory */
+#define WALK_CHDIR_MODE 1 /* the default mode changes directory, as gnulib */
+#define WALK_COUNT_FDS 1
 #include "walk-impl.h"

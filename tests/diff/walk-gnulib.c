@@ -5,4 +5,5 @@
 #include <stdio.h>
 #define WALK_FN walk_gnulib
 #define WALK_CHDIR_MODE 1
+#define WALK_COUNT_FDS 0
 #include "walk-impl.h"

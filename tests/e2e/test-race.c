@@ -4,7 +4,8 @@
  * keeps renaming directories inside it away and putting in their place
  * symlinks to a directory outside the tree (which holds sentinel files),
  * and swaps directories with files.  After every round, every sentinel
- * outside the tree must still exist.  Rounds run for each ordering policy.
+ * outside the tree must still exist.  Rounds run for each ordering policy,
+ * and for a remover on libfastrm's fts in its default (chdir) mode.
  *
  * usage: test-race FRM [ROUNDS_PER_POLICY]
  */
@@ -18,6 +19,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <fastrm/fts.h>
 
 #include "fixture.h"
 
@@ -88,6 +91,44 @@ static void attacker(int top, const char *outside, unsigned seed)
 	}
 }
 
+/* A program written against fts(3) in its default mode (it changes
+ * directory; BSD fts was attacked there with symlink swaps): remove the
+ * tree through fts_accpath, relative to the working directory.  Exit
+ * status as frm's: 1 if anything could not be removed. */
+static int default_mode_remover(void)
+{
+	/* about as slow as frm's start and per-entry work, so that the
+	 * attacker runs during the walk */
+	usleep(2000);
+	char *roots[] = { "tree", NULL };
+	FTS *fts = fastrm_fts_open(roots, FTS_PHYSICAL, NULL);
+	if (!fts)
+		return 1;
+	int rc = 0;
+	FTSENT *e;
+	while ((e = fastrm_fts_read(fts)) != NULL) {
+		usleep(20);
+		switch (e->fts_info) {
+		case FTS_D:
+			break;
+		case FTS_DP:
+			rc |= rmdir(e->fts_accpath) < 0;
+			break;
+		case FTS_DNR:
+		case FTS_ERR:
+		case FTS_NS:
+		case FTS_DC:
+			rc = 1;
+			break;
+		default:
+			rc |= unlink(e->fts_accpath) < 0;
+		}
+	}
+	rc |= errno != 0;
+	fastrm_fts_close(fts);
+	return rc;
+}
+
 static int sentinels_intact(int top)
 {
 	int ok = 1;
@@ -115,6 +156,8 @@ int main(int argc, char **argv)
 		{ "--order=chunked", "--jobs=1" },   { "--order=global", "--jobs=1" },
 		{ "--order=gnulib", "--jobs=1" },    { "--order=auto", "--jobs=1" },
 		{ "--order=auto", NULL },            { "--order=inode", "--jobs=16" },
+		/* not frm: libfastrm's fts in its default (chdir) mode */
+		{ "fts-default-mode", NULL },
 	};
 	char *dir = fx_mkdtemp();
 	int top = open(dir, O_RDONLY | O_DIRECTORY);
@@ -155,6 +198,8 @@ int main(int argc, char **argv)
 				const char *naive = getenv("FASTRM_RACE_NAIVE");
 				if (naive)
 					execlp("sh", "sh", "-c", naive, (char *)NULL);
+				if (strcmp(orders[k][0], "fts-default-mode") == 0)
+					_exit(default_mode_remover());
 				char *args[7], **a = args;
 				*a++ = "frm";
 				*a++ = "-rf";
@@ -193,7 +238,7 @@ int main(int argc, char **argv)
 			}
 		}
 		/* exit status 1: frm ran into the attacker's changes and said so */
-		printf("%s %d attack rounds with %s (frm met the attack in %d)\n",
+		printf("%s %d attack rounds with %s (the remover met the attack in %d)\n",
 		       bad ? "FAIL" : "ok", rounds, order, met);
 		bad ? failed++ : passed++;
 	}
