@@ -84,7 +84,10 @@ static void byname_release(void *state)
 }
 
 static const struct fastrm_order order_by_name = {
-	"by-name", byname_next, byname_release,
+	.name = "by-name",
+	.next = byname_next,
+	.release = byname_release,
+	.description = "names in byte order, in windows of 1,000 entries",
 };
 
 int main(int argc, char **argv)
@@ -95,8 +98,15 @@ int main(int argc, char **argv)
 	}
 	char *roots[] = { argv[1], NULL };
 	FTS *fts = fastrm_fts_open(roots, FTS_PHYSICAL | FTS_NOSTAT | FTS_CWDFD, NULL);
-	if (!fts || fastrm_fts_set_order(fts, &order_by_name) != 0) {
-		perror("fastrm_fts_open");
+	if (!fts) {
+		perror("fastrm_fts_open"); /* an fts call: errno */
+		return 1;
+	}
+	int err = fastrm_fts_set_order(fts, &order_by_name);
+	if (err < 0) {
+		/* every other fastrm_* call: a negative errno value */
+		fprintf(stderr, "fastrm_fts_set_order: %s\n", strerror(-err));
+		fastrm_fts_close(fts);
 		return 1;
 	}
 	FTSENT *e;

@@ -379,7 +379,10 @@ static void nothing(void *state)
 }
 
 const struct fastrm_order order_directory = {
-	"directory", directory_next, nothing,
+	.name = "directory",
+	.next = directory_next,
+	.release = nothing,
+	.description = "the order the directory returns",
 };
 
 /* ------------------------------------------------------ chunked windows */
@@ -464,7 +467,10 @@ static long chunked_next(void **state, struct fastrm_order_source *src,
 }
 
 const struct fastrm_order order_chunked = {
-	"chunked", chunked_next, window_release,
+	.name = "chunked",
+	.next = chunked_next,
+	.release = window_release,
+	.description = "windows that fit the memory budget, each sorted by inode",
 };
 
 static long gnulib_next(void **state, struct fastrm_order_source *src,
@@ -481,7 +487,10 @@ static long gnulib_next(void **state, struct fastrm_order_source *src,
 }
 
 const struct fastrm_order order_gnulib = {
-	"gnulib", gnulib_next, window_release,
+	.name = "gnulib",
+	.next = gnulib_next,
+	.release = window_release,
+	.description = "gnulib's rule: windows of 100,000 entries, sorted by inode from 10,000 on, not on tmpfs, NFS, CIFS, Lustre",
 };
 
 /* ------------------------------------------------- global inode order */
@@ -821,13 +830,19 @@ static void global_release(void *state)
 }
 
 const struct fastrm_order order_global = {
-	"global", global_next, global_release,
+	.name = "global",
+	.next = global_next,
+	.release = global_release,
+	.description = "a global inode order within the memory budget, in several passes",
 };
 
 /* "inode" is the reference point: the whole directory in one sorted table,
  * whatever the budget (memory grows with the directory). */
 const struct fastrm_order order_inode = {
-	"inode", inode_next, global_release,
+	.name = "inode",
+	.next = inode_next,
+	.release = global_release,
+	.description = "the whole directory sorted by inode (memory grows with it)",
 };
 
 /* ----------------------------------------------------------------- auto */
@@ -882,17 +897,28 @@ static void auto_release(void *state)
 }
 
 const struct fastrm_order order_auto = {
-	"auto", auto_next, auto_release,
+	.name = "auto",
+	.next = auto_next,
+	.release = auto_release,
+	.description = "chosen per directory by file system type, size and budget",
 };
+
+/* The built-in policies, in the order they are listed. */
+static const struct fastrm_order *const builtin[] = {
+	&order_auto, &order_directory, &order_inode,
+	&order_chunked, &order_global, &order_gnulib,
+};
+
+FASTRM_EXPORT const struct fastrm_order *fastrm_order_builtin(size_t i)
+{
+	return i < sizeof builtin / sizeof builtin[0] ? builtin[i] : NULL;
+}
 
 FASTRM_EXPORT const struct fastrm_order *fastrm_order_by_name(const char *name)
 {
-	static const struct fastrm_order *const all[] = {
-		&order_directory, &order_inode, &order_chunked,
-		&order_global, &order_gnulib, &order_auto,
-	};
-	for (size_t i = 0; name && i < sizeof all / sizeof all[0]; i++)
-		if (strcmp(all[i]->name, name) == 0)
-			return all[i];
+	const struct fastrm_order *o;
+	for (size_t i = 0; name && (o = fastrm_order_builtin(i)) != NULL; i++)
+		if (strcmp(o->name, name) == 0)
+			return o;
 	return NULL;
 }

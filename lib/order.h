@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Ordering policies: the one interface through which the traversal gets a
  * directory's entries, in the order it will visit them (struct
- * fastrm_order, public in <fastrm/fts.h>).  The policy is an object chosen
+ * fastrm_order, public in <fastrm/order.h>).  The policy is an object chosen
  * when the walk is opened, never swapped in and out around a sort. */
-#ifndef FASTRM_ORDER_H
-#define FASTRM_ORDER_H
+#ifndef FASTRM_ORDER_INT_H
+#define FASTRM_ORDER_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>

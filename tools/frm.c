@@ -143,8 +143,26 @@ static void usage(void)
 "                          removed, rate, elapsed time, and the time left\n"
 "                          where frm can tell; see PROGRESS in frm(1)\n"
 "      --order=POLICY    the order in which each directory's entries are\n"
-"                          removed: auto (default), directory, inode, chunked,\n"
-"                          global or gnulib; see ORDERING POLICIES in frm(1)\n"
+"                          removed:", stdout);
+	/* the library's own list of its policies, wrapped as the rest */
+	char list[512];
+	size_t n = 0;
+	const struct fastrm_order *o;
+	for (size_t i = 0; (o = fastrm_order_builtin(i)) != NULL && n < 400; i++)
+		n += (size_t)snprintf(list + n, sizeof list - n, "%s%s%s",
+		                      i == 0 ? "" : fastrm_order_builtin(i + 1) ? ", " : " or ",
+		                      o->name, i == 0 ? " (default)" : "");
+	snprintf(list + n, sizeof list - n, "; see ORDERING POLICIES in frm(1)");
+	size_t col = 35;
+	for (char *w = strtok(list, " "); w; w = strtok(NULL, " ")) {
+		if (col + 1 + strlen(w) > 78) {
+			fputs("\n                         ", stdout);
+			col = 25;
+		}
+		printf(" %s", w);
+		col += 1 + strlen(w);
+	}
+	fputs("\n"
 "      --memory=SIZE     memory the ordering may use, e.g. 64M (default 8M);\n"
 "                          K, M, G are powers of 1024\n"
 "      --jobs=N          remove with N workers at once (1-64, or auto: the\n"
@@ -1001,8 +1019,12 @@ int main(int argc, char **argv)
 			if (!x.order) {
 				error_msg(0, "invalid argument %s for %s",
 				          quote_always(0, optarg), quote_always(1, "--order"));
-				fputs("Valid arguments are: 'auto', 'directory', 'inode', "
-				      "'chunked', 'global', 'gnulib'\n", stderr);
+				fputs("Valid arguments are:", stderr);
+				const struct fastrm_order *o;
+				for (size_t i = 0; (o = fastrm_order_builtin(i)) != NULL; i++)
+					fprintf(stderr, "%s %s", i ? "," : "",
+					        quote_always(0, o->name));
+				fputc('\n', stderr);
 				try_help();
 				return EXIT_FAILURE;
 			}

@@ -9,9 +9,22 @@
  * own fts_* symbols; <fastrm/compat/fts.h> maps the plain names.
  *
  * Differences from gnulib are listed in fastrm_fts(3) and doc/design.md.
- * The most visible one: libfastrm never changes the working directory.
- * With FTS_CWDFD, fts_accpath is relative to fts_cwd_fd (as in gnulib);
- * without it, fts_accpath is the full fts_path (as with FTS_NOCHDIR).
+ * The working directory is gnulib's: the default mode changes it (so that
+ * fts_accpath, the name, works at any depth); with FTS_CWDFD fts_accpath
+ * is relative to fts_cwd_fd, with FTS_NOCHDIR it is the full fts_path.
+ *
+ * Errors: the fts calls keep fts's convention (NULL or -1, errno set);
+ * every other fastrm_* call returns 0 (or a count) on success and a
+ * negative errno value on failure, and leaves errno alone.
+ *
+ * Threads: different streams may be used concurrently from different
+ * threads, except in the default mode, which changes the process's working
+ * directory (one such stream at a time, and no other thread relying on
+ * the working directory meanwhile).  One stream is used by one thread at a
+ * time.  None of these calls may be made from a signal handler.
+ *
+ * The ordering policies (the order in which each directory is visited)
+ * are in <fastrm/order.h>, included here.
  */
 #ifndef FASTRM_FTS_H
 #define FASTRM_FTS_H
@@ -20,12 +33,13 @@
 #include <sys/types.h>
 #include <sys/stat.h>
 
+#include <fastrm/order.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 struct fastrm_ftsent;
-struct fastrm_order;
 
 /** A traversal stream.  Allocated by fastrm_fts_open(), released by
  *  fastrm_fts_close().  The fields below may be read, never written. */
@@ -34,7 +48,9 @@ typedef struct fastrm_fts {
 	struct fastrm_ftsent *fts_child; /* list made by fts_children */
 	dev_t fts_dev;                   /* device of the current root */
 	char *fts_path;                  /* buffer holding every fts_path */
-	int fts_rfd;                     /* always -1: no chdir, no saved cwd */
+	int fts_rfd;                     /* default mode: the working
+	                                    directory fts_open found (O_PATH);
+	                                    else -1 */
 	int fts_cwd_fd;                  /* FTS_CWDFD: directory fd that
 	                                    fts_accpath is relative to, or
 	                                    AT_FDCWD */
@@ -75,7 +91,9 @@ typedef struct fastrm_ftsent {
 	char *fts_accpath;                /* name to access the file with */
 	char *fts_path;                   /* root-relative path */
 	int fts_errno;                    /* errno for FTS_DNR/NS/ERR */
-	int fts_symfd;                    /* always -1 */
+	int fts_symfd;                    /* a level entered through
+	                                     FTS_FOLLOW: its parent's fd
+	                                     (not FTS_NOCHDIR); else -1 */
 	size_t fts_pathlen;               /* strlen(fts_path) */
 	FTS *fts_fts;                     /* the stream */
 #define FTS_ROOTPARENTLEVEL (-1)
@@ -118,6 +136,10 @@ typedef struct fastrm_ftsent {
 /** Open a stream over the NULL-terminated list @argv.
  *  @options must contain exactly one of FTS_LOGICAL and FTS_PHYSICAL, no
  *  bit outside FTS_OPTIONMASK, and not both FTS_NOCHDIR and FTS_CWDFD.
+ *  Without FTS_CWDFD and FTS_NOCHDIR (and FTS_LOGICAL, which implies
+ *  FTS_NOCHDIR), the walk changes the process's working directory, as
+ *  fts(3): fts_accpath is relative to it (see fastrm_fts(3), WORKING
+ *  DIRECTORY).
  *  @compar, if not NULL, orders the roots and every directory's entries.
  *  Returns the stream, or NULL with errno set (EINVAL, ENOMEM). */
 FTS *fastrm_fts_open(char *const *argv, int options,
@@ -138,82 +160,14 @@ FTSENT *fastrm_fts_children(FTS *sp, int instr);
 int fastrm_fts_set(FTS *sp, FTSENT *p, int instr);
 
 /** Close the stream and release everything it holds; NULL is accepted.
- *  Returns 0. */
+ *  In the default mode, first return to the working directory that
+ *  fastrm_fts_open() found.  Returns 0, or -1 with errno set if that
+ *  failed (everything is released all the same). */
 int fastrm_fts_close(FTS *sp);
 
-/* ------------------------------------------------------------------------
- * Ordering policies: the order in which each directory's entries are
- * visited when no comparator is given.  A policy reads the directory
- * through a source and passes entries on in the order it chooses; it must
- * pass every entry exactly once.
- */
-
-/** One directory entry as read from the kernel; @name is valid only during
- *  the call that receives it. */
-struct fastrm_dirent {
-	unsigned long long ino;
-	const char *name;
-	size_t namelen;
-	unsigned char type; /* DT_* from <dirent.h>, DT_UNKNOWN if unknown */
-};
-
-/** Receives entries; returns 0 to go on, a negative errno to stop. */
-typedef int (*fastrm_emit_fn)(void *ctx, const struct fastrm_dirent *d);
-
-/** The directory a policy reads (opaque). */
-struct fastrm_order_source;
-
-/** Read the directory's next entries, passing each to @fn, until at least
- *  @want were passed or the directory ends (whole kernel buffers are
- *  passed, so a few more than @want may come).  Returns the number passed,
- *  0 at the end of the directory, or a negative errno. */
-long fastrm_order_read(struct fastrm_order_source *src, size_t want,
-                       fastrm_emit_fn fn, void *ctx);
-/** Start reading the directory again from its first entry.  Returns 0 or a
- *  negative errno. */
-int fastrm_order_rewind(struct fastrm_order_source *src);
-/** Bytes this policy may hold for this directory (the stream's memory
- *  budget less what other directories on the path hold). */
-size_t fastrm_order_budget(const struct fastrm_order_source *src);
-/** Report the bytes this policy now holds for this directory (0 when it
- *  frees them), so that nested directories share one budget. */
-void fastrm_order_account(struct fastrm_order_source *src, size_t bytes);
-/** The directory's fstat() (st_size estimates the number of entries). */
-const struct stat *fastrm_order_stat(const struct fastrm_order_source *src);
-/** The file descriptor of the directory (for fstatfs and the like; do not
- *  read from it directly or close it). */
-int fastrm_order_fd(const struct fastrm_order_source *src);
-
-/** An ordering policy.  @next passes about @max more entries of the
- *  directory to @fn, in the policy's order; *@state is NULL at the first
- *  call for a directory and is kept between calls.  It returns the number
- *  passed, 0 when every entry has been passed, or a negative errno.
- *  @release frees *state (NULL accepted) when the directory is done. */
-struct fastrm_order {
-	const char *name;
-	long (*next)(void **state, struct fastrm_order_source *src, size_t max,
-	             fastrm_emit_fn fn, void *ctx);
-	void (*release)(void *state);
-};
-
-/** The built-in policies:
- *  - "directory": the order the directory returns, read in batches;
- *  - "inode": the whole directory sorted by inode number (memory grows
- *    with the directory: 16 bytes plus the name per entry);
- *  - "chunked": windows that fit the memory budget, each sorted by inode;
- *  - "global": a global inode order within the memory budget, by several
- *    passes over the directory, each taking the next inodes that fit;
- *  - "gnulib": gnulib's rule: windows of 100,000 entries, sorted by inode
- *    when they hold 10,000 or more, except on tmpfs, NFS, CIFS and Lustre
- *    (the default of fastrm_fts_open());
- *  - "auto": chooses per directory by file system type, the directory's
- *    size and the memory budget.
- *  Returns NULL for an unknown name. */
-const struct fastrm_order *fastrm_order_by_name(const char *name);
-
 /** Use @order (not copied: it must outlive the stream) for directories
- *  opened from now on.  Returns 0, or -EINVAL if @order is NULL or has no
- *  next function. */
+ *  opened from now on.  Returns 0, or -EINVAL if @order is NULL, has no
+ *  next or release function, or a reserved member is not zero. */
 int fastrm_fts_set_order(FTS *sp, const struct fastrm_order *order);
 
 /** Memory the ordering policies of the stream may hold, in bytes (default

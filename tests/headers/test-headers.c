@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Compiled with -std=c11 -pedantic -Werror: the public headers must stand
  * alone, and linking one call proves the prefixed names are exported. */
+#include <fastrm/order.h>
 #include <fastrm/fts.h>
 #include <fastrm/compat/fts.h>
-#include <fastrm/remove.h>
+#include <fastrm/unlinker.h>
 #include <fastrm/rmtree.h>
 
 int main(void)
@@ -12,7 +13,12 @@ int main(void)
 	FTS *f = fts_open(argv, FTS_PHYSICAL, NULL);
 	struct fastrm_rmtree_opts o = { 0 };
 	o.size = sizeof o;
-	fastrm_unlinker_free(fastrm_unlinker_new(1, 0));
+	struct fastrm_unlinker *u;
+	if (fastrm_unlinker_new(&u, 1, 0) != 0)
+		return 1;
+	fastrm_unlinker_free(u);
+	if (!fastrm_order_builtin(0))
+		return 1;
 	if (fastrm_rmtree(argv, &o, NULL) != 0)
 		return 1;
 	return fastrm_fts_close(f);

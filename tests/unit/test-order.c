@@ -365,15 +365,50 @@ static void test_budget_is_respected(void **state)
 	out_free(&o);
 }
 
-static void test_by_name(void **state)
+/* The list of built-in policies: the six documented ones, each found by
+ * its name, described, with its reserved members zero. */
+static void test_builtin_list(void **state)
 {
 	(void)state;
-	const char *names[] = { "directory", "inode", "chunked", "global",
-		                "gnulib", "auto" };
+	const char *documented[] = { "directory", "inode", "chunked", "global",
+		                     "gnulib", "auto" };
+	size_t n = 0;
+	const struct fastrm_order *o;
+	for (; (o = fastrm_order_builtin(n)) != NULL; n++) {
+		assert_ptr_equal(fastrm_order_by_name(o->name), o);
+		assert_non_null(o->description);
+		assert_true(strlen(o->description) > 10);
+		assert_non_null(o->next);
+		assert_non_null(o->release);
+		for (size_t r = 0; r < 4; r++)
+			assert_null(o->reserved[r]);
+		for (size_t k = 0; k < n; k++)
+			assert_string_not_equal(fastrm_order_builtin(k)->name, o->name);
+	}
+	assert_int_equal(n, 6);
+	assert_null(fastrm_order_builtin(SIZE_MAX));
 	for (size_t i = 0; i < 6; i++)
-		assert_string_equal(fastrm_order_by_name(names[i])->name, names[i]);
+		assert_string_equal(fastrm_order_by_name(documented[i])->name,
+		                    documented[i]);
 	assert_null(fastrm_order_by_name("nonsense"));
 	assert_null(fastrm_order_by_name(NULL));
+}
+
+/* A policy whose reserved members are not zero is refused: a later
+ * release may give them a meaning. */
+static void test_set_order_checks(void **state)
+{
+	(void)state;
+	char *roots[] = { ".", NULL };
+	FTS *fts = fastrm_fts_open(roots, FTS_PHYSICAL | FTS_CWDFD, NULL);
+	struct fastrm_order mine = *fastrm_order_by_name("directory");
+	assert_int_equal(fastrm_fts_set_order(fts, &mine), 0);
+	mine.reserved[3] = &mine;
+	assert_int_equal(fastrm_fts_set_order(fts, &mine), -EINVAL);
+	mine.reserved[3] = NULL;
+	mine.release = NULL;
+	assert_int_equal(fastrm_fts_set_order(fts, &mine), -EINVAL);
+	fastrm_fts_close(fts);
 }
 
 int main(void)
@@ -390,7 +425,8 @@ int main(void)
 		cmocka_unit_test(test_allocation_failure_loses_nothing),
 		cmocka_unit_test(test_global_names_outgrow_estimate),
 		cmocka_unit_test(test_budget_is_respected),
-		cmocka_unit_test(test_by_name),
+		cmocka_unit_test(test_builtin_list),
+		cmocka_unit_test(test_set_order_checks),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	mock_dir(0, 1);

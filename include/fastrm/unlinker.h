@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * libfastrm's removal engine: unlinkat() calls carried out by worker
+ * libfastrm's unlinker: unlinkat() calls carried out by worker
  * threads, their results handed back in the order they were submitted.
  *
  * One thread unlinking in one huge directory waits on the disk for much of
@@ -10,15 +10,24 @@
  * retires results in submission order, so its messages come out exactly as
  * a serial removal would print them.
  *
- *   struct fastrm_unlinker *u = fastrm_unlinker_new(2, 0);
+ *   struct fastrm_unlinker *u;
+ *   fastrm_unlinker_new(&u, 2, 0);
  *   fastrm_unlinker_set_dir(u, dirfd);         // queue empty: dup()s dirfd
- *   fastrm_unlinker_submit(u, "name", 0, ctx); // -1/EAGAIN when full:
+ *   fastrm_unlinker_submit(u, "name", 0, ctx); // -EAGAIN when full:
  *   fastrm_unlinker_retire(u, true, &done);    //   retire one, submit again
  *   ...
  *   fastrm_unlinker_free(u);                   // finishes what was queued
+ *
+ * Errors: calls that can fail return 0 on success and a negative errno
+ * value on failure, and leave errno alone (the convention of every
+ * fastrm_* call that is not an fts call).
+ *
+ * Threads: one unlinker is driven by one thread at a time (its own workers
+ * are internal); different unlinkers are independent.  The workers block
+ * every signal.  No call may be made from a signal handler.
  */
-#ifndef FASTRM_REMOVE_H
-#define FASTRM_REMOVE_H
+#ifndef FASTRM_UNLINKER_H
+#define FASTRM_UNLINKER_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -33,26 +42,29 @@ struct fastrm_unlinker;
 /** A finished unlinkat(), as fastrm_unlinker_retire() hands it back. */
 struct fastrm_unlink_done {
 	const char *name; /* as submitted; valid until the next call */
-	int dirfd;        /* the directory (the engine's copy of the fd) */
+	int dirfd;        /* the directory (the unlinker's copy of the fd) */
 	int flags;        /* as submitted: 0 or AT_REMOVEDIR */
 	int error;        /* 0, or the errno unlinkat() failed with */
 	void *data;       /* as submitted */
 };
 
 /** Start @jobs worker threads (1 to 64) with room for @depth queued calls
- *  (0: a default).  Returns NULL with errno set on failure. */
-struct fastrm_unlinker *fastrm_unlinker_new(unsigned jobs, size_t depth);
+ *  (0: a default) and store the unlinker in *@out.  Returns 0, or -EINVAL
+ *  (@jobs out of range), -ENOMEM, or pthread_create()'s error negated
+ *  (*@out is then NULL). */
+int fastrm_unlinker_new(struct fastrm_unlinker **out, unsigned jobs,
+                        size_t depth);
 
 /** Make the calls submitted from now on relative to @dirfd (duplicated,
  *  so the caller may close its own).  Only while nothing is pending:
- *  returns 0, or -1 with errno EBUSY (results not yet retired) or dup()'s
- *  error (then nothing changes). */
+ *  returns 0, or -EBUSY (results not yet retired) or dup()'s error negated
+ *  (then nothing changes). */
 int fastrm_unlinker_set_dir(struct fastrm_unlinker *u, int dirfd);
 
 /** Queue unlinkat(dir, @name, @flags); @data comes back with its result.
- *  Returns 0, or -1 with errno EAGAIN (the queue is full: retire first),
- *  EBADF (no directory set), ENAMETOOLONG (more than NAME_MAX bytes) or
- *  EINVAL (@name contains '/', or @flags is not 0 or AT_REMOVEDIR). */
+ *  Returns 0, or -EAGAIN (the queue is full: retire first), -EBADF (no
+ *  directory set), -ENAMETOOLONG (more than NAME_MAX bytes) or -EINVAL
+ *  (@name contains '/', or @flags is not 0 or AT_REMOVEDIR). */
 int fastrm_unlinker_submit(struct fastrm_unlinker *u, const char *name,
                            int flags, void *data);
 
@@ -73,4 +85,4 @@ void fastrm_unlinker_free(struct fastrm_unlinker *u);
 }
 #endif
 
-#endif /* FASTRM_REMOVE_H */
+#endif /* FASTRM_UNLINKER_H */

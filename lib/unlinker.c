@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The removal engine: a ring of unlinkat() calls, worker threads that make
- * them, results retired in submission order (include/fastrm/remove.h).
+ * The unlinker: a ring of unlinkat() calls, worker threads that make
+ * them, results retired in submission order (include/fastrm/unlinker.h).
  *
  * Three counters run over the ring: the caller fills slot `tail` and moves
  * it on, a worker takes slot `claim` and marks it done, the caller retires
@@ -24,7 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fastrm/remove.h"
+#include "fastrm/unlinker.h"
 
 #define MAX_JOBS 64
 #define DEFAULT_DEPTH 1024
@@ -99,24 +99,23 @@ static void stop_threads(struct fastrm_unlinker *u)
 	u->nthreads = 0;
 }
 
-FASTRM_EXPORT struct fastrm_unlinker *fastrm_unlinker_new(unsigned jobs,
-                                                          size_t depth)
+FASTRM_EXPORT int fastrm_unlinker_new(struct fastrm_unlinker **out,
+                                     unsigned jobs, size_t depth)
 {
-	if (jobs < 1 || jobs > MAX_JOBS) {
-		errno = EINVAL;
-		return NULL;
-	}
+	*out = NULL;
+	if (jobs < 1 || jobs > MAX_JOBS)
+		return -EINVAL;
 	if (depth == 0)
 		depth = DEFAULT_DEPTH;
 	if (depth < jobs)
 		depth = jobs;
 	struct fastrm_unlinker *u = calloc(1, sizeof *u);
 	if (!u)
-		return NULL;
+		return -ENOMEM;
 	u->ring = calloc(depth, sizeof *u->ring);
 	if (!u->ring) {
 		free(u);
-		return NULL;
+		return -ENOMEM;
 	}
 	u->cap = depth;
 	u->batch = depth / 4 ? depth / 4 : 1;
@@ -139,21 +138,23 @@ FASTRM_EXPORT struct fastrm_unlinker *fastrm_unlinker_new(unsigned jobs,
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
 		fastrm_unlinker_free(u);
-		errno = err;
-		return NULL;
+		return -err;
 	}
-	return u;
+	*out = u;
+	return 0;
 }
 
 FASTRM_EXPORT int fastrm_unlinker_set_dir(struct fastrm_unlinker *u, int dirfd)
 {
-	if (u->head != u->tail) {
-		errno = EBUSY;
-		return -1;
-	}
+	if (u->head != u->tail)
+		return -EBUSY;
+	int saved = errno;
 	int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
-	if (fd < 0)
-		return -1;
+	if (fd < 0) {
+		int e = errno;
+		errno = saved;
+		return -e;
+	}
 	/* Nothing is pending: no worker holds the old copy. */
 	if (u->dirfd >= 0)
 		close(u->dirfd);
@@ -165,24 +166,16 @@ FASTRM_EXPORT int fastrm_unlinker_submit(struct fastrm_unlinker *u,
                                          const char *name, int flags,
                                          void *data)
 {
-	if (u->dirfd < 0) {
-		errno = EBADF;
-		return -1;
-	}
+	if (u->dirfd < 0)
+		return -EBADF;
 	if ((flags & ~AT_REMOVEDIR) || !*name || strchr(name, '/') ||
-	    ISDOT(name)) {
-		errno = EINVAL;
-		return -1;
-	}
+	    ISDOT(name))
+		return -EINVAL;
 	size_t len = strlen(name);
-	if (len > NAME_MAX) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	if (u->tail - u->head == u->cap) {
-		errno = EAGAIN;
-		return -1;
-	}
+	if (len > NAME_MAX)
+		return -ENAMETOOLONG;
+	if (u->tail - u->head == u->cap)
+		return -EAGAIN;
 	/* The slot is free and no worker looks at it before tail moves. */
 	struct slot *s = &u->ring[u->tail % u->cap];
 	s->dirfd = u->dirfd;
