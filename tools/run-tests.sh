@@ -1,8 +1,10 @@
 #!/bin/bash
-# Every test suite: the normal build, then the same suites built with
-# AddressSanitizer and UndefinedBehaviorSanitizer, then the unit suite
-# under valgrind, then the threaded code (suite 'threads': the removal
-# engine, frm --jobs) under ThreadSanitizer.
+# Every test suite: the normal build (including the Debian packages, suite
+# 'pkg'), then the same suites built with AddressSanitizer and
+# UndefinedBehaviorSanitizer (not 'pkg': the packages are built with the
+# distribution's flags), then the unit suite
+# under valgrind, then the threaded code (suite 'threads': the unlinker,
+# the tree removal pool, frm --jobs) under ThreadSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -d build ] || meson setup build
@@ -14,7 +16,7 @@ meson test -C build --print-errorlogs
 meson compile -C build-san
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	meson test -C build-san --print-errorlogs
+	meson test -C build-san --no-suite pkg --print-errorlogs
 
 meson test -C build --setup=valgrind --suite unit --suite api --no-suite slow \
 	--print-errorlogs

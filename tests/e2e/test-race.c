@@ -64,15 +64,19 @@ static void attacker(int top, const char *outside, unsigned seed)
 		snprintf(moved, sizeof moved, "moved%d", i);
 		switch ((seed >> 20) % 4) {
 		case 0: /* directory -> symlink to outside (relative) */
-			if (renameat(t, d, t, moved) == 0)
-				symlinkat("../outside", t, d);
+			if (renameat(t, d, t, moved) == 0 &&
+			    symlinkat("../outside", t, d) < 0) {
+				/* the name was taken back: go on */
+			}
 			break;
 		case 1: { /* subdirectory -> symlink to outside (absolute) */
 			/* never through a symlink: the attacker must not move
 			 * the sentinels into the tree itself */
 			int dfd = openat(t, d, O_PATH | O_DIRECTORY | O_NOFOLLOW);
-			if (dfd >= 0 && renameat(dfd, "sub", t, moved) == 0)
-				symlinkat(outside, dfd, "sub");
+			if (dfd >= 0 && renameat(dfd, "sub", t, moved) == 0 &&
+			    symlinkat(outside, dfd, "sub") < 0) {
+				/* the name was taken back: go on */
+			}
 			if (dfd >= 0)
 				close(dfd);
 			break;

@@ -158,12 +158,17 @@ static void op(struct builder *b, unsigned code, unsigned arg)
 		default: snprintf(target, sizeof target, "nowhere"); break;
 		}
 		name(n, sizeof n, 'l', arg);
-		symlinkat(target, cur, n);
+		if (symlinkat(target, cur, n) < 0) {
+			/* the name exists: the input made it already */
+		}
 		break;
 	}
 	case 3: /* hard link to a file outside */
 		name(n, sizeof n, 'h', arg);
-		linkat(b->root, arg & 1 ? "outside/file1" : "outside/file0", cur, n, 0);
+		if (linkat(b->root, arg & 1 ? "outside/file1" : "outside/file0", cur,
+		           n, 0) < 0) {
+			/* the name exists */
+		}
 		break;
 	case 4: /* enter the last directory made here */
 		if (b->lastdir[0] && b->depth + 1 < MAX_DEPTH) {
@@ -184,8 +189,9 @@ static void op(struct builder *b, unsigned code, unsigned arg)
 		static const mode_t any[] = { 0, 0500, 0300, 0100, 0755, 01777 };
 		static const mode_t owner[] = { 0700, 0711, 0755, 01777 };
 		mode_t m = b->root_user ? any[arg % 6] : owner[arg % 4];
-		if (b->lastdir[0])
-			fchmodat(cur, b->lastdir, m, 0);
+		if (b->lastdir[0] && fchmodat(cur, b->lastdir, m, 0) < 0) {
+			/* gone already */
+		}
 		break;
 	}
 	case 7: /* fifo */
