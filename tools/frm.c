@@ -936,60 +936,85 @@ static void diagnose_leading_hyphen(int argc, char **argv)
 	}
 }
 
-int main(int argc, char **argv)
+/* --order's argument is no policy: say which ones there are. */
+static int bad_order(const char *arg)
 {
-	struct rm_options x = { .interactive = RMI_SOMETIMES,
-		                .order = fastrm_order_by_name("auto"),
-		                .memory = FASTRM_DEFAULT_BUDGET,
-		                .jobs = auto_jobs() };
-	bool preserve_root = true, prompt_once = false;
-	static struct stat root_st;
-	int c;
+	error_msg(0, "invalid argument %s for %s", quote_always(0, arg),
+	          quote_always(1, "--order"));
+	fputs("Valid arguments are:", stderr);
+	const struct fastrm_order *o;
+	for (size_t i = 0; (o = fastrm_order_builtin(i)) != NULL; i++)
+		fprintf(stderr, "%s %s", i ? "," : "", quote_always(0, o->name));
+	fputc('\n', stderr);
+	try_help();
+	return EXIT_FAILURE;
+}
 
-	if (argv[0] && *argv[0])
-		program_name = argv[0];
-	x.stdin_tty = isatty(STDIN_FILENO);
+/* --jobs=N (1 to 64) or auto.  Returns 0, or -1 if @arg is neither. */
+static int parse_jobs(const char *arg, unsigned *jobs)
+{
+	if (strcmp(arg, "auto") == 0) {
+		*jobs = auto_jobs();
+		return 0;
+	}
+	char *end;
+	errno = 0;
+	unsigned long n = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || n < 1 || n > 64 || arg[0] == '-' ||
+	    arg[0] == '+')
+		return -1;
+	*jobs = (unsigned)n;
+	return 0;
+}
+
+/* The options, GNU rm's and frm's own, into @x.  Returns -1 when frm is to
+ * go on with the operands from optind, or the status to exit with (after
+ * --help, --version, or a wrong option). */
+static int parse_options(int argc, char **argv, struct rm_options *x,
+                         bool *preserve_root, bool *prompt_once)
+{
+	int c;
 	while ((c = getopt_long(argc, argv, "dfirvIR", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			x.remove_empty_dirs = true;
+			x->remove_empty_dirs = true;
 			break;
 		case 'f':
-			x.interactive = RMI_NEVER;
-			x.ignore_missing = true;
-			prompt_once = false;
+			x->interactive = RMI_NEVER;
+			x->ignore_missing = true;
+			*prompt_once = false;
 			break;
 		case 'i':
-			x.interactive = RMI_ALWAYS;
-			x.ignore_missing = false;
-			prompt_once = false;
+			x->interactive = RMI_ALWAYS;
+			x->ignore_missing = false;
+			*prompt_once = false;
 			break;
 		case 'I':
-			x.interactive = RMI_SOMETIMES;
-			x.ignore_missing = false;
-			prompt_once = true;
+			x->interactive = RMI_SOMETIMES;
+			x->ignore_missing = false;
+			*prompt_once = true;
 			break;
 		case 'r':
 		case 'R':
-			x.recursive = true;
+			x->recursive = true;
 			break;
 		case OPT_INTERACTIVE: {
 			int i = optarg ? interactive_arg(optarg) : RMI_ALWAYS;
-			x.interactive = (enum interactive)i;
-			prompt_once = i == RMI_SOMETIMES;
+			x->interactive = (enum interactive)i;
+			*prompt_once = i == RMI_SOMETIMES;
 			if (i != RMI_NEVER)
-				x.ignore_missing = false;
+				x->ignore_missing = false;
 			break;
 		}
 		case OPT_ONE_FILE_SYSTEM:
-			x.one_file_system = true;
+			x->one_file_system = true;
 			break;
 		case OPT_NO_PRESERVE_ROOT:
 			if (strcmp(argv[optind - 1], "--no-preserve-root") != 0) {
 				error_msg(0, "you may not abbreviate the --no-preserve-root option");
 				exit(EXIT_FAILURE);
 			}
-			preserve_root = false;
+			*preserve_root = false;
 			break;
 		case OPT_PRESERVE_ROOT:
 			if (optarg) {
@@ -998,63 +1023,43 @@ int main(int argc, char **argv)
 					          quote_always(0, optarg));
 					exit(EXIT_FAILURE);
 				}
-				x.preserve_all_root = true;
+				x->preserve_all_root = true;
 			}
-			preserve_root = true;
+			*preserve_root = true;
 			break;
 		case OPT_PRESUME_INPUT_TTY:
-			x.stdin_tty = true;
+			x->stdin_tty = true;
 			break;
 		case 'v':
-			x.verbose = true;
+			x->verbose = true;
 			break;
 		case OPT_STATS:
-			x.stats = true;
+			x->stats = true;
 			break;
 		case OPT_PROGRESS:
-			x.progress = true;
+			x->progress = true;
 			break;
 		case OPT_ORDER:
-			x.order = fastrm_order_by_name(optarg);
-			if (!x.order) {
-				error_msg(0, "invalid argument %s for %s",
-				          quote_always(0, optarg), quote_always(1, "--order"));
-				fputs("Valid arguments are:", stderr);
-				const struct fastrm_order *o;
-				for (size_t i = 0; (o = fastrm_order_builtin(i)) != NULL; i++)
-					fprintf(stderr, "%s %s", i ? "," : "",
-					        quote_always(0, o->name));
-				fputc('\n', stderr);
-				try_help();
-				return EXIT_FAILURE;
-			}
+			x->order = fastrm_order_by_name(optarg);
+			if (!x->order)
+				return bad_order(optarg);
 			break;
 		case OPT_MEMORY:
-			if (parse_size(optarg, &x.memory) < 0) {
+			if (parse_size(optarg, &x->memory) < 0) {
 				error_msg(0, "invalid memory size %s (at least 64K)",
 				          quote_always(0, optarg));
 				try_help();
 				return EXIT_FAILURE;
 			}
 			break;
-		case OPT_JOBS: {
-			char *end;
-			errno = 0;
-			if (strcmp(optarg, "auto") == 0) {
-				x.jobs = auto_jobs();
-				break;
-			}
-			unsigned long n = strtoul(optarg, &end, 10);
-			if (errno || end == optarg || *end || n < 1 || n > 64 ||
-			    optarg[0] == '-' || optarg[0] == '+') {
+		case OPT_JOBS:
+			if (parse_jobs(optarg, &x->jobs) < 0) {
 				error_msg(0, "invalid number of jobs %s (1 to 64, or auto)",
 				          quote_always(0, optarg));
 				try_help();
 				return EXIT_FAILURE;
 			}
-			x.jobs = (unsigned)n;
 			break;
-		}
 		case OPT_HELP:
 			usage();
 			return EXIT_SUCCESS;
@@ -1068,27 +1073,28 @@ int main(int argc, char **argv)
 		}
 	}
 
-	if (argc <= optind) {
-		if (x.ignore_missing)
-			return EXIT_SUCCESS;
-		error_msg(0, "missing operand");
-		try_help();
-		return EXIT_FAILURE;
-	}
-	if (x.recursive && preserve_root) {
+	return -1;
+}
+
+/* Remove the operands @files (@n of them) as @x says; the exit status. */
+static int run(char **files, size_t n, struct rm_options *x,
+               bool preserve_root, bool prompt_once)
+{
+	static struct stat root_st;
+
+	if (x->recursive && preserve_root) {
 		if (lstat("/", &root_st) != 0) {
 			error_msg(errno, "failed to get attributes of %s",
 			          quote_always(0, "/"));
 			return EXIT_FAILURE;
 		}
-		x.root = &root_st;
+		x->root = &root_st;
 	}
 
-	uintmax_t n_files = (uintmax_t)(argc - optind);
-	char **files = argv + optind;
-	if (prompt_once && (x.recursive || n_files > 3)) {
+	uintmax_t n_files = (uintmax_t)n;
+	if (prompt_once && (x->recursive || n_files > 3)) {
 		fprintf(stderr,
-		        x.recursive ? "%s: remove %ju argument%s recursively? "
+		        x->recursive ? "%s: remove %ju argument%s recursively? "
 		                    : "%s: remove %ju argument%s? ",
 		        program_name, n_files, n_files == 1 ? "" : "s");
 		if (!yesno())
@@ -1106,15 +1112,15 @@ int main(int argc, char **argv)
 
 	clock_gettime(CLOCK_MONOTONIC, &counters.start);
 	args_left = (size_t)n_files;
-	if (x.progress)
+	if (x->progress)
 		progress_start(program_name);
-	enum rm_status status = rm(files, &x);
+	enum rm_status status = rm(files, x);
 	progress_stop();
 	if (stop_signal) {
 		int sig = stop_signal;
 		error_msg(0, "interrupted by %s: stopped after removing %ju entries",
 		          strsignal(sig), counters.files + counters.dirs);
-		if (x.stats)
+		if (x->stats)
 			print_stats();
 		fflush(stdout);
 		/* die of the signal, so that the caller sees how it ended */
@@ -1122,11 +1128,36 @@ int main(int argc, char **argv)
 		raise(sig);
 		return 128 + sig;
 	}
-	if (x.stats)
+	if (x->stats)
 		print_stats();
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		error_msg(errno, "write error");
 		return EXIT_FAILURE;
 	}
 	return status == RM_ERROR ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+int main(int argc, char **argv)
+{
+	struct rm_options x = { .interactive = RMI_SOMETIMES,
+		                .order = fastrm_order_by_name("auto"),
+		                .memory = FASTRM_DEFAULT_BUDGET,
+		                .jobs = auto_jobs() };
+	bool preserve_root = true, prompt_once = false;
+
+	if (argv[0] && *argv[0])
+		program_name = argv[0];
+	x.stdin_tty = isatty(STDIN_FILENO);
+	int status = parse_options(argc, argv, &x, &preserve_root, &prompt_once);
+	if (status >= 0)
+		return status;
+	if (argc <= optind) {
+		if (x.ignore_missing)
+			return EXIT_SUCCESS;
+		error_msg(0, "missing operand");
+		try_help();
+		return EXIT_FAILURE;
+	}
+	return run(argv + optind, (size_t)(argc - optind), &x, preserve_root,
+	           prompt_once);
 }
