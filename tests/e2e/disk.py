@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""The benchmark harness's emulated disk (tools/fastrm-disk): data goes to
+"""The benchmark harness's emulated disk (bench/fastrm-disk): data goes to
 the backing file and comes back; the hdd model counts requests and seeks
 and charges each request the model's time (the busy time is computed from
 the model, so it is checked exactly); the lat:T:qN model never serves more

@@ -1,10 +1,10 @@
 #!/bin/bash
 # frm's main job on a built-in demo: build a tree of 200,000 files in a
 # fresh temporary directory, remove it with frm -r --stats, show it is gone.
-# usage: tools/demo.sh [BUILD_DIR]
+# usage: scripts/demo.sh [BUILD_DIR]
 set -euo pipefail
 build=${1:-build}
-frm=$(realpath "$build/tools/frm")
+frm=$(realpath "$build/tools/frm/frm")
 base=/tmp
 [ -w /dev/shm ] && base=/dev/shm
 demo=$(mktemp -d "$base/frm-demo.XXXXXX")
