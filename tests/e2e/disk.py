@@ -18,12 +18,13 @@ import tempfile
 import threading
 import time
 
+from e2e_common import skip
+
 DISK = os.path.abspath(sys.argv[1])
 passed = failed = 0
 
 if os.geteuid() != 0 or not os.path.exists("/dev/fuse"):
-    print("skip: needs root and /dev/fuse (mounts a FUSE file system)")
-    sys.exit(77)
+    skip("needs root and /dev/fuse (mounts a FUSE file system)")
 
 
 def check(ok, what, detail=""):

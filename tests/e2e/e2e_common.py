@@ -1,5 +1,50 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""Helpers shared by the end-to-end scripts (imported from their folder)."""
+"""Helpers shared by the end-to-end scripts (imported from their folder):
+where a test makes its directory, the environment frm runs in, the skip
+code, and the order check of frm's output with workers."""
+
+import os
+import sys
+import tempfile
+
+# The exit status that meson counts as a skipped test.
+SKIP = 77
+
+
+def skip(reason):
+    """Leave the test as skipped, saying why."""
+    print("SKIP: " + reason)
+    sys.exit(SKIP)
+
+
+def test_base():
+    """Where a test makes its directory, as tests/common/fixture.c: $TMPDIR,
+    else /dev/shm when it is a writable tmpfs, else /tmp."""
+    if os.environ.get("TMPDIR"):
+        return os.environ["TMPDIR"]
+    return "/dev/shm" if os.access("/dev/shm", os.W_OK) else "/tmp"
+
+
+def make_test_dir():
+    """A fresh directory of the test's own (the only place it deletes in)."""
+    return tempfile.mkdtemp(prefix="fastrm-test.", dir=test_base())
+
+
+def test_dir():
+    """The same as a context manager that removes it at the end."""
+    return tempfile.TemporaryDirectory(prefix="fastrm-test.", dir=test_base())
+
+
+def frm_env(preload=None, **extra):
+    """The environment frm runs in: the C locale, and when @preload (the
+    fault library) is given, LD_PRELOAD with what ASan needs to accept it;
+    @extra adds variables."""
+    env = dict(os.environ, LC_ALL="C", **extra)
+    if preload:
+        env["LD_PRELOAD"] = preload
+        env["ASAN_OPTIONS"] = (os.environ.get("ASAN_OPTIONS", "")
+                               + ":verify_asan_link_order=0")
+    return env
 
 
 def order_kept(out):

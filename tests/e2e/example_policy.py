@@ -5,10 +5,10 @@ sorted by name (the last window may be longer by one kernel buffer)."""
 import os
 import subprocess
 import sys
-import tempfile
 
-base = os.environ.get("TMPDIR") or ("/dev/shm" if os.access("/dev/shm", os.W_OK) else "/tmp")
-with tempfile.TemporaryDirectory(prefix="fastrm-test.", dir=base) as top:
+from e2e_common import test_dir
+
+with test_dir() as top:
     names = ["n%05d" % ((i * 7919) % 2500) for i in range(2500)]
     for n in names:
         open(os.path.join(top, n), "w").close()

@@ -17,7 +17,8 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
+
+from e2e_common import frm_env, make_test_dir
 
 FRM, FAULT = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 FRM_ARGS = os.environ.get("FRM_ARGS", "").split()
@@ -92,11 +93,10 @@ def left(root):
 
 
 def main():
-    base = os.environ.get("TMPDIR") or ("/dev/shm" if os.access("/dev/shm", os.W_OK) else "/tmp")
-    top = tempfile.mkdtemp(prefix="fastrm-test.", dir=base)
+    top = make_test_dir()
     passed = failed = 0
-    env = dict(os.environ, LC_ALL="C", LD_PRELOAD=FAULT,
-               ASAN_OPTIONS="verify_asan_link_order=0:detect_leaks=1")
+    env = frm_env(FAULT)
+    env["ASAN_OPTIONS"] += ":detect_leaks=1"
     try:
         for i, row in enumerate(ROWS):
             fault, opts, want_status, want_msg, want_left = row[:5]

@@ -18,9 +18,8 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 
-from e2e_common import order_kept
+from e2e_common import make_test_dir, order_kept
 
 FRM = os.path.abspath(sys.argv[1])
 ENV = {"LC_ALL": "C", "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
@@ -137,7 +136,7 @@ def failures_with_jobs(top):
 
 
 def main():
-    top = tempfile.mkdtemp(prefix="fastrm-test.")
+    top = make_test_dir()
     try:
         refusals(top)
         same_with_jobs(top)

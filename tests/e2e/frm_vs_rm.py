@@ -25,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 
-from e2e_common import order_kept
+from e2e_common import order_kept, test_base
 
 FRM = os.path.abspath(sys.argv[1])
 GNU_RM = sys.argv[2] if len(sys.argv) > 2 else shutil.which("rm")
@@ -39,12 +39,6 @@ UNORDERED = "--jobs=1" not in FRM_ARGS
 
 def lines_as_set(out):
     return sorted(out.split(b"\n"))
-
-
-def tmp_base():
-    if os.environ.get("TMPDIR"):
-        return os.environ["TMPDIR"]
-    return "/dev/shm" if os.access("/dev/shm", os.W_OK) else "/tmp"
 
 
 def can_unshare():
@@ -285,7 +279,7 @@ def run_one(tool, argv0, case, root, extra=()):
 
 
 def main():
-    base = tmp_base()
+    base = test_base()
     top = tempfile.mkdtemp(prefix="fastrm-test.", dir=base)
     os.chmod(top, 0o755)
     chattr_ok = can_chattr(base)

@@ -17,13 +17,13 @@ import signal
 import struct
 import subprocess
 import sys
-import tempfile
 import termios
 import time
 
+from e2e_common import test_dir
+
 FRM = os.path.abspath(sys.argv[1])
 FAULT = os.path.abspath(sys.argv[2])
-base = os.environ.get("TMPDIR") or ("/dev/shm" if os.access("/dev/shm", os.W_OK) else "/tmp")
 COLS = 100
 passed = failed = 0
 
@@ -113,7 +113,7 @@ slow = dict(env, LD_PRELOAD=FAULT, FASTRM_FAULT="unlinkat:DELAY:f0:0:100000")
 
 # 1. 20 files, 0.1 s each: the line is drawn several times, shows the
 # elapsed time, and is gone at the end.
-with tempfile.TemporaryDirectory(prefix="fastrm-test.", dir=base) as top:
+with test_dir() as top:
     tree(top, 20)
     rc, out, _ = run_on_pty(["-r", "--progress", "t"], top, slow)
     draws = out.count("elapsed")
@@ -129,7 +129,7 @@ with tempfile.TemporaryDirectory(prefix="fastrm-test.", dir=base) as top:
 
 # 2. -v on the same terminal: every "removed" line whole, no trace of the
 # progress line on the screen.
-with tempfile.TemporaryDirectory(prefix="fastrm-test.", dir=base) as top:
+with test_dir() as top:
     tree(top, 12)
     rc, out, _ = run_on_pty(["-rv", "--progress", "t"], top, slow)
     want = ["removed 't/f%05d'" % i for i in range(12)] + ["removed directory 't'", ""]
@@ -139,7 +139,7 @@ with tempfile.TemporaryDirectory(prefix="fastrm-test.", dir=base) as top:
     check("elapsed" in out, "the line was drawn between -v lines")
 
 # 3. An error message: on a line of its own, the line cleared first.
-with tempfile.TemporaryDirectory(prefix="fastrm-test.", dir=base) as top:
+with test_dir() as top:
     tree(top, 8)
     env_err = dict(env, LD_PRELOAD=FAULT, FASTRM_FAULT="unlinkat:EIO:f00004:1;unlinkat:DELAY:f0:0:100000")
     rc, out, _ = run_on_pty(["-r", "--progress", "t"], top, env_err)
@@ -148,7 +148,7 @@ with tempfile.TemporaryDirectory(prefix="fastrm-test.", dir=base) as top:
           "an error is printed on a clean line", repr(got))
 
 # 4. SIGINT: the line is cleared before "interrupted", the terminal clean.
-with tempfile.TemporaryDirectory(prefix="fastrm-test.", dir=base) as top:
+with test_dir() as top:
     tree(top, 100)
     rc, out, _ = run_on_pty(["-r", "--progress", "t"], top, slow, interrupt_after=0.8)
     got = screen(out)
@@ -156,7 +156,7 @@ with tempfile.TemporaryDirectory(prefix="fastrm-test.", dir=base) as top:
           and got[1] == "", "interrupted: only the message stays", "exit %s, %r" % (rc, got))
 
 # 5. Not a terminal: nothing drawn.
-with tempfile.TemporaryDirectory(prefix="fastrm-test.", dir=base) as top:
+with test_dir() as top:
     tree(top, 5)
     p = subprocess.run(["frm", "-r", "--progress", "t"], executable=FRM, cwd=top, env=slow,
                        stdin=subprocess.DEVNULL, capture_output=True)
@@ -165,7 +165,7 @@ with tempfile.TemporaryDirectory(prefix="fastrm-test.", dir=base) as top:
 
 # 6. The time left: a flat directory of 12,000 entries on tmpfs, whose size
 # says how many entries it holds.
-with tempfile.TemporaryDirectory(prefix="fastrm-test.", dir=base) as top:
+with test_dir() as top:
     fs = subprocess.run(["stat", "-f", "-c", "%T", top], capture_output=True, text=True).stdout.strip()
     if fs != "tmpfs":
         print("skip the time left: %s is on %s, not tmpfs" % (top, fs))

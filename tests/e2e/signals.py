@@ -14,15 +14,15 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
+
+from e2e_common import frm_env, test_dir
 
 FRM = os.path.abspath(sys.argv[1])
 FAULT = os.path.abspath(sys.argv[2])
-base = os.environ.get("TMPDIR") or ("/dev/shm" if os.access("/dev/shm", os.W_OK) else "/tmp")
 passed = failed = 0
 for sig in (signal.SIGINT, signal.SIGTERM):
-    with tempfile.TemporaryDirectory(prefix="fastrm-test.", dir=base) as top:
+    with test_dir() as top:
         t = os.path.join(top, "t")
         os.mkdir(t)
         for i in range(300):
@@ -32,10 +32,8 @@ for sig in (signal.SIGINT, signal.SIGTERM):
                 open(os.path.join(d, "f%03d" % j), "w").close()
         p = subprocess.Popen(["frm", "-r", "t"], executable=FRM, cwd=top,
                              stderr=subprocess.PIPE,
-                             env=dict(os.environ, LC_ALL="C", LD_PRELOAD=FAULT,
-                                      ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "")
-                                      + ":verify_asan_link_order=0",
-                                      FASTRM_FAULT="unlinkat:DELAY:f:0:1000"))
+                             env=frm_env(FAULT,
+                                         FASTRM_FAULT="unlinkat:DELAY:f:0:1000"))
         time.sleep(0.3)
         t0 = time.monotonic()
         p.send_signal(sig)
@@ -50,7 +48,7 @@ for sig in (signal.SIGINT, signal.SIGTERM):
 
 # SIGPIPE: stdout, stderr or both are pipes whose reader has gone.
 for which in ("stdout", "stderr", "both"):
-    with tempfile.TemporaryDirectory(prefix="fastrm-test.", dir=base) as top:
+    with test_dir() as top:
         t = os.path.join(top, "t")
         os.mkdir(t)
         for i in range(50):
@@ -66,7 +64,7 @@ for which in ("stdout", "stderr", "both"):
         # -v writes a line per entry; "nothere" makes an error message
         args = ["frm", "-rv", "t", "nothere"]
         p = subprocess.run(args, executable=FRM, cwd=top, stdout=out, stderr=err,
-                           env=dict(os.environ, LC_ALL="C"), timeout=60)
+                           env=frm_env(), timeout=60)
         os.close(w)
         msg = (p.stderr or b"").decode()
         ok = (p.returncode == 1 and not os.path.exists(t)
