@@ -202,41 +202,41 @@ static void test_directory_keeps_order(void **state)
 	out_free(&o);
 }
 
-static void test_inode_sorts_whole_directory(void **state)
-{
-	(void)state;
-	fill(50000, 300, 0);
-	/* the budget does not bound "inode" */
-	struct out o = run(&order_inode, 256 * 1024, 0, 1024);
-	assert_exactly_once(&o);
-	assert_int_equal(descents(&o), 0);
-	assert_int_equal(dir.rewinds, 0);
-	out_free(&o);
-}
+/* Policies that hand out one global inode order, and what each must do:
+ * every entry once, no descent in (ino, name) order, and rewinds (passes)
+ * within bounds. */
+static const struct sorted_case {
+	const char *what;
+	const struct fastrm_order *policy;
+	size_t n, per_call;
+	int same;                      /* every entry on one inode */
+	size_t budget, max;
+	size_t min_rewinds, max_rewinds;
+} sorted_cases[] = {
+	{ "inode: the whole directory, whatever the budget", &order_inode,
+	  50000, 300, 0, 256 * 1024, 1024, 0, 0 },
+	{ "global beyond the budget: 256 KiB holds a few thousand, many passes",
+	  &order_global, 60000, 300, 0, 256 * 1024, 1024, 5, SIZE_MAX },
+	{ "global: 40,000 hard links to one inode, pass boundaries inside the tie",
+	  &order_global, 40000, 250, 1, 256 * 1024, 777, 2, SIZE_MAX },
+	{ "global within the budget: one pass", &order_global,
+	  3000, 100, 0, 8 << 20, 1024, 0, 0 },
+};
 
-static void test_global_order_beyond_budget(void **state)
+static void test_sorted_policies(void **state)
 {
 	(void)state;
-	fill(60000, 300, 0);
-	/* 256 KiB holds a few thousand entries: many passes */
-	struct out o = run(&order_global, 256 * 1024, 0, 1024);
-	assert_exactly_once(&o);
-	assert_int_equal(descents(&o), 0);
-	assert_true(dir.rewinds >= 5);
-	out_free(&o);
-}
-
-static void test_global_ties_split_across_passes(void **state)
-{
-	(void)state;
-	/* 20,000 hard links to one inode: only names order them, and every
-	 * pass boundary falls inside the tie */
-	fill(40000, 250, 1);
-	struct out o = run(&order_global, 256 * 1024, 0, 777);
-	assert_exactly_once(&o);
-	assert_int_equal(descents(&o), 0);
-	assert_true(dir.rewinds >= 2);
-	out_free(&o);
+	for (size_t k = 0; k < sizeof sorted_cases / sizeof sorted_cases[0]; k++) {
+		const struct sorted_case *c = &sorted_cases[k];
+		printf("case: %s\n", c->what);
+		fill(c->n, c->per_call, c->same);
+		struct out o = run(c->policy, c->budget, 0, c->max);
+		assert_exactly_once(&o);
+		assert_int_equal(descents(&o), 0);
+		assert_true(dir.rewinds >= c->min_rewinds);
+		assert_true(dir.rewinds <= c->max_rewinds);
+		out_free(&o);
+	}
 }
 
 /* Names short at first (the table is sized from the first buffer) and far
@@ -258,17 +258,6 @@ static void test_global_names_outgrow_estimate(void **state)
 	assert_exactly_once(&o);
 	assert_int_equal(descents(&o), 0);
 	assert_true(dir.rewinds >= 5);
-	out_free(&o);
-}
-
-static void test_global_fits_in_one_pass(void **state)
-{
-	(void)state;
-	fill(3000, 100, 0);
-	struct out o = run(&order_global, 8 << 20, 0, 1024);
-	assert_exactly_once(&o);
-	assert_int_equal(descents(&o), 0);
-	assert_int_equal(dir.rewinds, 0);
 	out_free(&o);
 }
 
@@ -415,10 +404,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_directory_keeps_order),
-		cmocka_unit_test(test_inode_sorts_whole_directory),
-		cmocka_unit_test(test_global_order_beyond_budget),
-		cmocka_unit_test(test_global_ties_split_across_passes),
-		cmocka_unit_test(test_global_fits_in_one_pass),
+		cmocka_unit_test(test_sorted_policies),
 		cmocka_unit_test(test_chunked_sorts_windows),
 		cmocka_unit_test(test_gnulib_threshold),
 		cmocka_unit_test(test_auto_by_size),
