@@ -21,10 +21,13 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 /* Entries one kernel buffer can hold at most (the smallest dirent64 is 24
@@ -851,19 +854,48 @@ const struct fastrm_order order_inode = {
  * estimate of the entry count before reading it. */
 #define DIRENT_BYTES_ESTIMATE 24
 
+/* Whether the block device @dev says it rotates (sysfs queue/rotational;
+ * a partition's is its disk's, one level up).  A device with no such file
+ * (btrfs's anonymous devices, network file systems) counts as one that
+ * does not. */
+static bool dev_rotational(dev_t dev)
+{
+	static const char *const where[] = { "", "../" };
+	for (size_t i = 0; i < 2; i++) {
+		char path[96];
+		snprintf(path, sizeof path, "/sys/dev/block/%u:%u/%squeue/rotational",
+		         major(dev), minor(dev), where[i]);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		char c = 0;
+		ssize_t n = read(fd, &c, 1);
+		close(fd);
+		return n == 1 && c == '1';
+	}
+	return false;
+}
+
 static const struct fastrm_order *auto_choose(struct fastrm_order_source *src)
 {
+	bool seek_matters_only = false;
 	switch (fs_type(src->fd)) {
 	case MAGIC_XFS:
 	case MAGIC_BTRFS:
-		/* measured: order barely matters there (doc/benchmarks.md) */
-		return &order_directory;
+		/* Where nothing seeks, order barely matters there; on a disk
+		 * that seeks it does (doc/benchmarks.md, "auto and the
+		 * regimes"). */
+		seek_matters_only = true;
+		break;
 	default:
 		if (order_fs_unsorted(src->fd))
 			return &order_directory;
 	}
 	off_t size = src->st ? src->st->st_size : 0;
 	if (size / DIRENT_BYTES_ESTIMATE < ORDER_SORT_MIN)
+		return &order_directory;
+	/* (asked only of large directories: a few system calls) */
+	if (seek_matters_only && !(src->st && dev_rotational(src->st->st_dev)))
 		return &order_directory;
 	/* One pass (a full sort) when the directory fits the budget, passes
 	 * of a budget's worth of inodes when it does not. */
@@ -900,7 +932,7 @@ const struct fastrm_order order_auto = {
 	.name = "auto",
 	.next = auto_next,
 	.release = auto_release,
-	.description = "chosen per directory by file system type, size and budget",
+	.description = "chosen per directory by file system, size, rotating device and budget",
 };
 
 /* The built-in policies, in the order they are listed. */

@@ -94,7 +94,7 @@ const struct fastrm_order *fastrm_order_builtin(size_t i);
  *    when they hold 10,000 or more, except on tmpfs, NFS, CIFS and Lustre
  *    (the default of fastrm_fts_open());
  *  - "auto": chooses per directory by file system type, the directory's
- *    size and the memory budget.
+ *    size, whether the device rotates (XFS, btrfs) and the memory budget.
  *  Returns NULL for an unknown name. */
 const struct fastrm_order *fastrm_order_by_name(const char *name);
 
