@@ -8,7 +8,8 @@
 /* fastrm_fts_open() with the roots' paths relative to @rootfd instead of
  * the working directory (AT_FDCWD: the same as fastrm_fts_open()).  The
  * stream does not own @rootfd: it must stay open until fts_close.  Under
- * FTS_CWDFD a root's fts_cwd_fd is @rootfd. */
+ * FTS_CWDFD a root's fts_cwd_fd is @rootfd.  The default mode (it changes
+ * the working directory) needs AT_FDCWD: EINVAL otherwise. */
 FTS *fts_open_at(int rootfd, char *const *argv, int options,
                  int (*compar)(const FTSENT **, const FTSENT **));
 
