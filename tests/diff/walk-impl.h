@@ -3,7 +3,6 @@
  * WALK_FN naming the function, WALK_CHDIR_MODE saying whether this fts
  * changes directory when neither FTS_CWDFD nor FTS_NOCHDIR is given and
  * WALK_COUNT_FDS whether the fds it leaves open are counted. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -27,17 +26,9 @@ static unsigned walk_hash(const char *s)
 	return h;
 }
 
-static int walk_count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	int n = 0;
-	if (!d)
-		return -1;
-	while (readdir(d))
-		n++;
-	closedir(d);
-	return n;
-}
+/* Open fds of the process: tests/common/fixture.c, linked into the test
+ * (its header is not on the gnulib reference's include path). */
+int fx_count_fds(void);
 
 /* How fts_accpath names the file, as a token comparable across
  * implementations.  Each implementation must follow its documented rule:
@@ -216,7 +207,7 @@ int WALK_FN(char *const *roots, const struct walk *w, FILE *out)
 	struct stat before, after;
 	if (saved < 0 || fstat(saved, &before) < 0)
 		return -1;
-	int fds = walk_count_fds();
+	int fds = fx_count_fds();
 	FTS *fts = fts_open(roots, opts, w->sorted ? walk_name_cmp : NULL);
 	if (!fts) {
 		fprintf(out, "OPEN errno=%d\n", errno);
@@ -257,7 +248,7 @@ int WALK_FN(char *const *roots, const struct walk *w, FILE *out)
 	/* fds left open: libfastrm must leave none; gnulib is not held to it
 	 * (it leaks fts_symfd after FTS_FOLLOW and FTS_SKIP) */
 	fprintf(out, " close=%d fds%+d\n", rc,
-	        WALK_COUNT_FDS ? walk_count_fds() - fds : 0);
+	        WALK_COUNT_FDS ? fx_count_fds() - fds : 0);
 	if (fchdir(saved) != 0)
 		fprintf(out, "FCHDIR errno=%d\n", errno);
 	close(saved);
