@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Reading a directory's blocks ahead from its block device (readahead.h).
+ *
+ * Why: on ext4 a large directory is indexed by hash, and both getdents64
+ * and every lookup read its blocks one at a time in hash order, which has
+ * nothing to do with where the blocks lie.  On a disk that seeks, that is
+ * a seek and half a revolution per block: on the harness's one-head disk,
+ * the ~1,400 blocks of a 200,000-entry directory were most of frm's reads
+ * and seeks (doc/benchmarks.md, "Reading the directory ahead").
+ *
+ * How: FIEMAP says where the directory's blocks are; the device node that
+ * sysfs names for the directory's st_dev, checked, is opened read-only;
+ * the extents are sorted by position, merged across small gaps, and asked
+ * for with POSIX_FADV_WILLNEED.  ext4 reads directory blocks through the
+ * device's page cache (as it does all of its metadata), so its own reads
+ * then find them.  Reading a mounted device is what dumpe2fs and debugfs
+ * do; nothing is ever written. */
+#define _GNU_SOURCE
+#include "readahead.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#define MAGIC_EXT4 0xEF53 /* ext2, ext3 and ext4 */
+
+/* Extents asked of FIEMAP per call, and runs sorted and issued together:
+ * a directory of millions of entries has a few hundred extents at most,
+ * so one batch almost always holds them all (the memory is fixed). */
+#define FIEMAP_BATCH 64
+#define RUNS_MAX 1024
+/* Read through a gap this small rather than seek over it (a seek and half
+ * a revolution cost what ~1 MB of transfer does; this stays far below). */
+#define GAP_MERGE (128 * 1024)
+/* Bytes per POSIX_FADV_WILLNEED: the kernel caps one forced readahead at
+ * the device's readahead window, 128 KiB by default. */
+#define ADVISE_CHUNK (128 * 1024)
+
+struct run {
+	uint64_t off, len;
+};
+
+static int run_cmp(const void *a, const void *b)
+{
+	const struct run *x = a, *y = b;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* The block device node of @dev, open read-only, or -1. */
+static int open_device(dev_t dev)
+{
+	char path[80], line[160], node[200];
+	snprintf(path, sizeof path, "/sys/dev/block/%u:%u/uevent", major(dev),
+	         minor(dev));
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	node[0] = '\0';
+	while (fgets(line, sizeof line, f)) {
+		if (strncmp(line, "DEVNAME=", 8) == 0) {
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(node, sizeof node, "/dev/%s", line + 8);
+			break;
+		}
+	}
+	fclose(f);
+	if (!node[0] || strstr(node, ".."))
+		return -1;
+	int fd = open(node, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISBLK(st.st_mode) || st.st_rdev != dev) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Sort @runs by position, merge across small gaps, ask for them. */
+static void issue(int dev, struct run *runs, size_t n, struct readahead_result *res)
+{
+	qsort(runs, n, sizeof *runs, run_cmp);
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (m > 0 && runs[i].off <= runs[m - 1].off + runs[m - 1].len + GAP_MERGE) {
+			uint64_t end = runs[i].off + runs[i].len;
+			if (end > runs[m - 1].off + runs[m - 1].len)
+				runs[m - 1].len = end - runs[m - 1].off;
+		} else {
+			runs[m++] = runs[i];
+		}
+	}
+	for (size_t i = 0; i < m; i++) {
+		for (uint64_t done = 0; done < runs[i].len; done += ADVISE_CHUNK) {
+			uint64_t k = runs[i].len - done;
+			if (k > ADVISE_CHUNK)
+				k = ADVISE_CHUNK;
+			if (posix_fadvise(dev, (off_t)(runs[i].off + done), (off_t)k,
+			                  POSIX_FADV_WILLNEED) != 0)
+				return;
+		}
+		res->requests++;
+		res->bytes += (long long)runs[i].len;
+	}
+}
+
+int dir_readahead(int fd, const struct stat *st, struct readahead_result *res)
+{
+	struct readahead_result mine = { 0, 0, 0 };
+	if (!st || !S_ISDIR(st->st_mode) || st->st_size < READAHEAD_DIR_MIN)
+		return 0;
+	int saved = errno;
+	struct statfs fs;
+	int dev = -1;
+	if (fstatfs(fd, &fs) == 0 && fs.f_type == MAGIC_EXT4)
+		dev = open_device(st->st_dev);
+	if (dev < 0) {
+		errno = saved;
+		return 0;
+	}
+	struct {
+		struct fiemap fm;
+		struct fiemap_extent ext[FIEMAP_BATCH];
+	} m;
+	struct run *runs = malloc(RUNS_MAX * sizeof *runs);
+	size_t n = 0;
+	uint64_t start = 0;
+	bool more = runs != NULL;
+	while (more) {
+		memset(&m.fm, 0, sizeof m.fm);
+		m.fm.fm_start = start;
+		m.fm.fm_length = FIEMAP_MAX_OFFSET - start;
+		m.fm.fm_extent_count = FIEMAP_BATCH;
+		if (ioctl(fd, FS_IOC_FIEMAP, &m.fm) < 0 || m.fm.fm_mapped_extents == 0)
+			break;
+		for (uint32_t i = 0; i < m.fm.fm_mapped_extents; i++) {
+			const struct fiemap_extent *e = &m.ext[i];
+			if (e->fe_flags & FIEMAP_EXTENT_LAST)
+				more = false;
+			start = e->fe_logical + e->fe_length;
+			if (e->fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC |
+			                   FIEMAP_EXTENT_DATA_INLINE |
+			                   FIEMAP_EXTENT_NOT_ALIGNED |
+			                   FIEMAP_EXTENT_UNWRITTEN))
+				continue;
+			mine.extents++;
+			runs[n++] = (struct run){ e->fe_physical, e->fe_length };
+			if (n == RUNS_MAX) {
+				issue(dev, runs, n, &mine);
+				n = 0;
+			}
+		}
+	}
+	if (n > 0)
+		issue(dev, runs, n, &mine);
+	free(runs);
+	close(dev);
+	errno = saved;
+	if (res)
+		*res = mine;
+	return mine.requests > 0;
+}

@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Reading a directory's blocks ahead (lib/readahead.c), counted in read
+ * requests of the loop device under a fresh ext4 image: a directory of
+ * 20,000 entries read cold costs one request per block without it, a few
+ * long ones with it; auto does it, the fixed policies do not; it does
+ * nothing on small directories and other file systems, and leaves errno
+ * alone.  Root only (mkfs, loop mount): otherwise it skips with the
+ * reason. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <fastrm/fts.h>
+
+#include "dirread.h"
+#include "fixture.h"
+#include "readahead.h"
+
+#define NFILES 20000
+
+static char *top, img[4200], mnt[4200], big[4300], small[4300];
+
+static int sh(const char *const *argv)
+{
+	return fx_run((char *const *)argv);
+}
+
+/* Unmount and mount again: the loop device is new and nothing of the file
+ * system is cached. */
+static void remount(void)
+{
+	assert_int_equal(sh((const char *[]){ "umount", mnt, NULL }), 0);
+	assert_int_equal(sh((const char *[]){ "mount", "-o", "loop", img, mnt, NULL }), 0);
+}
+
+/* Read requests completed by the device under @path. */
+static long device_reads(const char *path)
+{
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	char p[96];
+	snprintf(p, sizeof p, "/sys/dev/block/%u:%u/stat", major(st.st_dev),
+	         minor(st.st_dev));
+	FILE *f = fopen(p, "re");
+	assert_non_null(f);
+	long reads = -1;
+	assert_int_equal(fscanf(f, "%ld", &reads), 1);
+	fclose(f);
+	return reads;
+}
+
+static long read_all(int fd)
+{
+	struct dirread r;
+	assert_int_equal(dirread_init(&r), 0);
+	size_t names = 0;
+	long n, total = 0;
+	while ((n = dirread_load(&r, fd, &names)) > 0)
+		total += n;
+	assert_int_equal(n, 0);
+	dirread_fini(&r);
+	return total - 2; /* "." and ".." */
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	if (geteuid() != 0) {
+		printf("SKIP: needs root (mkfs and a loop mount)\n");
+		exit(FX_SKIP);
+	}
+	top = fx_mkdtemp();
+	snprintf(img, sizeof img, "%.4000s/img", top);
+	snprintf(mnt, sizeof mnt, "%.4000s/mnt", top);
+	snprintf(big, sizeof big, "%.4100s/big", mnt);
+	snprintf(small, sizeof small, "%.4100s/small", mnt);
+	int fd = open(img, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 256 << 20), 0);
+	close(fd);
+	assert_int_equal(mkdir(mnt, 0700), 0);
+	if (sh((const char *[]){ "mkfs.ext4", "-q", "-F", "-b", "4096", "-N", "40000", img, NULL }) != 0 ||
+	    sh((const char *[]){ "mount", "-o", "loop", img, mnt, NULL }) != 0) {
+		printf("SKIP: cannot make and loop-mount an ext4 image\n");
+		fx_cleanup(top);
+		exit(FX_SKIP);
+	}
+	int m = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fx_make_flat(m, "big", NFILES);
+	fx_make_flat(m, "small", 100);
+	close(m);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	sh((const char *[]){ "umount", mnt, NULL });
+	fx_cleanup(top);
+	return 0;
+}
+
+/* Cold, without reading ahead: one request per directory block or so. */
+static long cold_reads_plain(void)
+{
+	remount();
+	int fd = open(big, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	long r0 = device_reads(mnt);
+	assert_int_equal(read_all(fd), NFILES);
+	long r1 = device_reads(mnt);
+	close(fd);
+	return r1 - r0;
+}
+
+static void test_fewer_requests(void **state)
+{
+	(void)state;
+	long plain = cold_reads_plain();
+
+	remount();
+	int fd = open(big, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	struct stat st;
+	assert_int_equal(fstat(fd, &st), 0);
+	long r0 = device_reads(mnt);
+	struct readahead_result res;
+	errno = 4321;
+	assert_int_equal(dir_readahead(fd, &st, &res), 1);
+	assert_int_equal(errno, 4321);
+	assert_true(res.extents >= 1);
+	assert_true(res.requests >= 1 && res.requests <= res.extents);
+	assert_true(res.bytes >= st.st_size);
+	assert_int_equal(read_all(fd), NFILES);
+	long ahead = device_reads(mnt) - r0;
+	close(fd);
+
+	/* the reads asked for, in 128 KiB requests, and nothing else */
+	long most = (long)((res.bytes + (128 << 10) - 1) / (128 << 10)) + 2;
+	printf("directory of %lld bytes: %ld read requests cold, %ld after "
+	       "reading ahead (%ld extents, %lld bytes asked for)\n",
+	       (long long)st.st_size, plain, ahead, res.extents, res.bytes);
+	assert_true(plain >= st.st_size / 4096 / 2);
+	assert_true(ahead <= most);
+	assert_true(ahead * 4 < plain);
+}
+
+/* A walk with @order, no stat: read requests while the directory is read. */
+static long walk_reads(const char *order)
+{
+	remount();
+	char *argv[] = { big, NULL };
+	FTS *sp = fastrm_fts_open(argv, FTS_PHYSICAL | FTS_NOSTAT | FTS_CWDFD, NULL);
+	assert_non_null(sp);
+	assert_int_equal(fastrm_fts_set_order(sp, fastrm_order_by_name(order)), 0);
+	FTSENT *p = fastrm_fts_read(sp); /* the root, preorder */
+	assert_non_null(p);
+	assert_int_equal(p->fts_info, FTS_D);
+	long r0 = device_reads(mnt), files = 0;
+	while ((p = fastrm_fts_read(sp)) != NULL)
+		files += p->fts_info == FTS_NSOK;
+	long r1 = device_reads(mnt);
+	assert_int_equal(files, NFILES);
+	assert_int_equal(fastrm_fts_close(sp), 0);
+	return r1 - r0;
+}
+
+static void test_auto_reads_ahead(void **state)
+{
+	(void)state;
+	long global = walk_reads("global");
+	long autom = walk_reads("auto");
+	printf("walk without stat: global %ld read requests, auto %ld\n", global, autom);
+	assert_true(autom * 4 < global);
+}
+
+static void test_nothing_to_do(void **state)
+{
+	(void)state;
+	struct stat st;
+	/* a small directory */
+	int fd = open(small, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_true(st.st_size < READAHEAD_DIR_MIN);
+	assert_int_equal(dir_readahead(fd, &st, NULL), 0);
+	close(fd);
+	/* not a directory */
+	fd = open(big, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	struct stat file = st;
+	file.st_mode = S_IFREG | 0600;
+	assert_int_equal(dir_readahead(fd, &file, NULL), 0);
+	/* a device that sysfs does not know */
+	struct stat other = st;
+	other.st_dev = makedev(4000, 4000);
+	errno = 0;
+	assert_int_equal(dir_readahead(fd, &other, NULL), 0);
+	assert_int_equal(errno, 0);
+	close(fd);
+	/* another file system: the fixture's own directory, when not ext4 */
+	struct statfs fs;
+	assert_int_equal(statfs(top, &fs), 0);
+	if (fs.f_type != 0xEF53) {
+		fd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		assert_true(fd >= 0);
+		assert_int_equal(fstat(fd, &st), 0);
+		st.st_size = 1 << 20; /* pretend it is large */
+		assert_int_equal(dir_readahead(fd, &st, NULL), 0);
+		close(fd);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fewer_requests),
+		cmocka_unit_test(test_auto_reads_ahead),
+		cmocka_unit_test(test_nothing_to_do),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
