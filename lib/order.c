@@ -938,7 +938,7 @@ const struct fastrm_order order_auto = {
 	.name = "auto",
 	.next = auto_next,
 	.release = auto_release,
-	.description = "chosen per directory by file system, size, rotating device and budget",
+	.description = "chosen per directory by file system, size, rotating device and budget; reads large ext4 directories ahead",
 };
 
 /* The built-in policies, in the order they are listed. */

@@ -46,6 +46,18 @@
  * the device's readahead window, 128 KiB by default. */
 #define ADVISE_CHUNK (128 * 1024)
 
+/* The page cache the kernel is asked to fill for one directory, at most:
+ * a sixteenth of the machine's memory (a directory of 5,000,000 entries
+ * has ~150 MB of blocks), so that what is read is still there when it is
+ * needed. */
+static uint64_t byte_cap(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+	if (pages <= 0 || size <= 0)
+		return 64u << 20;
+	return (uint64_t)pages * (uint64_t)size / 16;
+}
+
 struct run {
 	uint64_t off, len;
 };
@@ -88,7 +100,8 @@ static int open_device(dev_t dev)
 }
 
 /* Sort @runs by position, merge across small gaps, ask for them. */
-static void issue(int dev, struct run *runs, size_t n, struct readahead_result *res)
+static void issue(int dev, struct run *runs, size_t n, uint64_t cap,
+                  struct readahead_result *res)
 {
 	qsort(runs, n, sizeof *runs, run_cmp);
 	size_t m = 0;
@@ -101,7 +114,9 @@ static void issue(int dev, struct run *runs, size_t n, struct readahead_result *
 			runs[m++] = runs[i];
 		}
 	}
-	for (size_t i = 0; i < m; i++) {
+	for (size_t i = 0; i < m && (uint64_t)res->bytes < cap; i++) {
+		if (runs[i].len > cap - (uint64_t)res->bytes)
+			runs[i].len = cap - (uint64_t)res->bytes;
 		for (uint64_t done = 0; done < runs[i].len; done += ADVISE_CHUNK) {
 			uint64_t k = runs[i].len - done;
 			if (k > ADVISE_CHUNK)
@@ -134,10 +149,12 @@ int dir_readahead(int fd, const struct stat *st, struct readahead_result *res)
 		struct fiemap_extent ext[FIEMAP_BATCH];
 	} m;
 	struct run *runs = malloc(RUNS_MAX * sizeof *runs);
+	uint64_t cap = byte_cap();
 	size_t n = 0;
 	uint64_t start = 0;
 	bool more = runs != NULL;
 	while (more) {
+		uint64_t from = start;
 		memset(&m.fm, 0, sizeof m.fm);
 		m.fm.fm_start = start;
 		m.fm.fm_length = FIEMAP_MAX_OFFSET - start;
@@ -157,13 +174,17 @@ int dir_readahead(int fd, const struct stat *st, struct readahead_result *res)
 			mine.extents++;
 			runs[n++] = (struct run){ e->fe_physical, e->fe_length };
 			if (n == RUNS_MAX) {
-				issue(dev, runs, n, &mine);
+				issue(dev, runs, n, cap, &mine);
 				n = 0;
+				if ((uint64_t)mine.bytes >= cap)
+					more = false;
 			}
 		}
+		if (start <= from)
+			break; /* no progress: never loop */
 	}
 	if (n > 0)
-		issue(dev, runs, n, &mine);
+		issue(dev, runs, n, cap, &mine);
 	free(runs);
 	close(dev);
 	errno = saved;

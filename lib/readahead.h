@@ -21,8 +21,8 @@ struct readahead_result {
  * the kernel to read the blocks of directory @fd (whose stat is @st) from
  * that device in the order they lie on it, merged into long requests, all
  * at once (POSIX_FADV_WILLNEED: nothing is copied and no memory of ours
- * holds them), so that reading the directory afterwards finds them
- * cached.
+ * holds them; at most a sixteenth of the machine's memory is asked for),
+ * so that reading the directory afterwards finds them cached.
  *
  * It does nothing (returns 0) on any other file system, for a directory
  * smaller than READAHEAD_DIR_MIN, and wherever the device cannot be read

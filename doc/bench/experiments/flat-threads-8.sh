@@ -1,0 +1,5 @@
+#!/bin/sh
+# Experiment (doc/benchmarks.md, "io_uring against worker threads"): empty
+# a flat directory with bench/fastrm-uring in mode threads:8.
+# usage: URING=build/bench/fastrm-uring flat-threads-8.sh DIR   (a fastrm-bench cmd:)
+exec "${URING:-fastrm-uring}" threads:8 "$1"

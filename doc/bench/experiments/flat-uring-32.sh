@@ -1,0 +1,5 @@
+#!/bin/sh
+# Experiment (doc/benchmarks.md, "io_uring against worker threads"): empty
+# a flat directory with bench/fastrm-uring in mode uring:32.
+# usage: URING=build/bench/fastrm-uring flat-uring-32.sh DIR   (a fastrm-bench cmd:)
+exec "${URING:-fastrm-uring}" uring:32 "$1"
