@@ -155,7 +155,9 @@ int dir_readahead(int fd, const struct stat *st, struct readahead_result *res)
 	bool more = runs != NULL;
 	while (more) {
 		uint64_t from = start;
-		memset(&m.fm, 0, sizeof m.fm);
+		/* all of it: the kernel fills the extents (and tools such as
+		 * valgrind do not know this ioctl writes them) */
+		memset(&m, 0, sizeof m);
 		m.fm.fm_start = start;
 		m.fm.fm_length = FIEMAP_MAX_OFFSET - start;
 		m.fm.fm_extent_count = FIEMAP_BATCH;
