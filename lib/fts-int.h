@@ -19,4 +19,9 @@ FTS *fts_open_at(int rootfd, char *const *argv, int options,
  * stream.  @held starts at 0 and must outlive the streams. */
 void fts_share_budget(FTS *sp, size_t *held);
 
+struct readahead_state;
+/* Let @sp read ahead (readahead.h) with @ra, which outlives it and which
+ * no other thread uses meanwhile: a worker's, for every walk it makes. */
+void fts_share_readahead(FTS *sp, struct readahead_state *ra);
+
 #endif

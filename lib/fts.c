@@ -119,6 +119,8 @@ struct stream {
 	                           (fts_share_budget), or NULL */
 	FTSENT **sortv;
 	size_t sortcap;
+	struct readahead_state ra_own; /* what reading ahead remembers... */
+	struct readahead_state *ra;    /* ...this one, or fts_share_readahead's */
 };
 
 #define ST(sp) ((struct stream *)(void *)(sp))
@@ -470,6 +472,7 @@ static int push_level(struct stream *st, FTSENT *p, int fd)
 	memset(L, 0, sizeof *L);
 	L->dir = p;
 	L->src.rd = &st->rd;
+	L->src.ra = st->ra;
 	L->src.fd = -1;
 	st->nlv = d + 1;
 	if (fd >= 0)
@@ -1143,6 +1146,8 @@ FTS *fts_open_at(int rootfd, char *const *argv, int options,
 	st->rootfd = rootfd;
 	st->rfd = -1;
 	st->cwd = -1;
+	readahead_init(&st->ra_own);
+	st->ra = &st->ra_own;
 	sp->fts_options = options;
 	sp->fts_compar = compar;
 	sp->fts_rfd = -1;
@@ -1253,6 +1258,7 @@ FASTRM_EXPORT int fastrm_fts_close(FTS *sp)
 	dirread_fini(&st->rd);
 	devino_fini(&st->active);
 	int e = errno;
+	readahead_fini(&st->ra_own);
 	free(st);
 	errno = e;
 	return rc;
@@ -1272,6 +1278,11 @@ FASTRM_EXPORT int fastrm_fts_set_order(FTS *sp, const struct fastrm_order *order
 void fts_share_budget(FTS *sp, size_t *held)
 {
 	ST(sp)->shared_held = held;
+}
+
+void fts_share_readahead(FTS *sp, struct readahead_state *ra)
+{
+	ST(sp)->ra = ra;
 }
 
 FASTRM_EXPORT int fastrm_fts_set_memory_budget(FTS *sp, size_t bytes)

@@ -880,10 +880,10 @@ static bool dev_rotational(dev_t dev)
 static const struct fastrm_order *auto_choose(struct fastrm_order_source *src)
 {
 	/* Whatever the order, the whole directory is about to be read: ask
-	 * for its blocks in the order they lie on the device first (ext4,
-	 * large directories; doc/benchmarks.md, "Reading the directory
-	 * ahead"). */
-	dir_readahead(src->fd, src->st, NULL);
+	 * for its blocks in the order they lie on the device first (ext4:
+	 * all of a large directory, the window around a small one;
+	 * doc/benchmarks.md, "Reading the directory ahead"). */
+	dir_readahead(src->ra, src->fd, src->st, NULL);
 	bool seek_matters_only = false;
 	switch (fs_type(src->fd)) {
 	case MAGIC_XFS:

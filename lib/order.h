@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "dirread.h"
+#include "readahead.h"
 #include <fastrm/fts.h>
 
 /* What a policy reads one directory through. */
@@ -21,6 +22,7 @@ struct fastrm_order_source {
 	const struct stat *st; /* the directory's stat */
 	size_t budget;         /* bytes the policy may hold (set per call) */
 	size_t held;           /* bytes the policy reports holding */
+	struct readahead_state *ra; /* the walk's (readahead.h), or NULL */
 };
 
 /* Threshold of gnulib's rule: sort a batch by inode from this size on. */

@@ -130,20 +130,47 @@ static void issue(int dev, struct run *runs, size_t n, uint64_t cap,
 	}
 }
 
-int dir_readahead(int fd, const struct stat *st, struct readahead_result *res)
+#define BAD_EXTENT (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC | \
+                    FIEMAP_EXTENT_DATA_INLINE | FIEMAP_EXTENT_NOT_ALIGNED | \
+                    FIEMAP_EXTENT_UNWRITTEN)
+
+enum { RA_UNKNOWN, RA_NONE, RA_EXT4 };
+
+void readahead_init(struct readahead_state *s)
 {
-	struct readahead_result mine = { 0, 0, 0 };
-	if (!st || !S_ISDIR(st->st_mode) || st->st_size < READAHEAD_DIR_MIN)
-		return 0;
-	int saved = errno;
+	memset(s, 0, sizeof *s);
+	s->devfd = -1;
+	s->kind = RA_UNKNOWN;
+}
+
+void readahead_fini(struct readahead_state *s)
+{
+	if (s->devfd >= 0)
+		close(s->devfd);
+	s->devfd = -1;
+	s->kind = RA_UNKNOWN;
+}
+
+/* The device node of @st's file system, open, if it is ext2/3/4 and the
+ * process may read it; -1 otherwise.  Remembered for the last device. */
+static int device_for(struct readahead_state *s, int fd, dev_t dev)
+{
+	if (s->kind != RA_UNKNOWN && s->dev == dev)
+		return s->kind == RA_EXT4 ? s->devfd : -1;
+	readahead_fini(s);
+	s->dev = dev;
+	s->kind = RA_NONE;
+	s->nwin = 0;
 	struct statfs fs;
-	int dev = -1;
-	if (fstatfs(fd, &fs) == 0 && fs.f_type == MAGIC_EXT4)
-		dev = open_device(st->st_dev);
-	if (dev < 0) {
-		errno = saved;
-		return 0;
-	}
+	if (fstatfs(fd, &fs) == 0 && fs.f_type == MAGIC_EXT4 &&
+	    (s->devfd = open_device(dev)) >= 0)
+		s->kind = RA_EXT4;
+	return s->devfd;
+}
+
+/* A large directory: every extent, sorted and merged. */
+static void whole(int dev, int fd, struct readahead_result *mine)
+{
 	struct {
 		struct fiemap fm;
 		struct fiemap_extent ext[FIEMAP_BATCH];
@@ -168,17 +195,14 @@ int dir_readahead(int fd, const struct stat *st, struct readahead_result *res)
 			if (e->fe_flags & FIEMAP_EXTENT_LAST)
 				more = false;
 			start = e->fe_logical + e->fe_length;
-			if (e->fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC |
-			                   FIEMAP_EXTENT_DATA_INLINE |
-			                   FIEMAP_EXTENT_NOT_ALIGNED |
-			                   FIEMAP_EXTENT_UNWRITTEN))
+			if (e->fe_flags & BAD_EXTENT)
 				continue;
-			mine.extents++;
+			mine->extents++;
 			runs[n++] = (struct run){ e->fe_physical, e->fe_length };
 			if (n == RUNS_MAX) {
-				issue(dev, runs, n, cap, &mine);
+				issue(dev, runs, n, cap, mine);
 				n = 0;
-				if ((uint64_t)mine.bytes >= cap)
+				if ((uint64_t)mine->bytes >= cap)
 					more = false;
 			}
 		}
@@ -186,9 +210,72 @@ int dir_readahead(int fd, const struct stat *st, struct readahead_result *res)
 			break; /* no progress: never loop */
 	}
 	if (n > 0)
-		issue(dev, runs, n, cap, &mine);
+		issue(dev, runs, n, cap, mine);
 	free(runs);
-	close(dev);
+}
+
+/* A small directory: the aligned window around its first block, unless a
+ * recent window holds it; off for the walk once windows do not pay. */
+static void window(struct readahead_state *s, int dev, int fd,
+                   struct readahead_result *mine)
+{
+	struct {
+		struct fiemap fm;
+		struct fiemap_extent ext[1];
+	} m;
+	memset(&m, 0, sizeof m);
+	m.fm.fm_length = FIEMAP_MAX_OFFSET;
+	m.fm.fm_extent_count = 1;
+	if (ioctl(fd, FS_IOC_FIEMAP, &m.fm) < 0 || m.fm.fm_mapped_extents != 1 ||
+	    (m.ext[0].fe_flags & BAD_EXTENT))
+		return;
+	uint64_t at = m.ext[0].fe_physical & ~(uint64_t)(READAHEAD_WINDOW - 1);
+	mine->extents = 1;
+	for (unsigned i = 0; i < s->nwin; i++) {
+		if (s->win[i] == at) {
+			s->hits++;
+			return;
+		}
+	}
+	if (posix_fadvise(dev, (off_t)at, READAHEAD_WINDOW, POSIX_FADV_WILLNEED) != 0)
+		return;
+	s->win[s->next++ % READAHEAD_WINDOWS] = at;
+	if (s->nwin < READAHEAD_WINDOWS)
+		s->nwin++;
+	s->windows++;
+	mine->requests = 1;
+	mine->bytes = READAHEAD_WINDOW;
+	if (s->windows >= READAHEAD_TRIAL && s->hits < s->windows)
+		s->windows_off = true;
+}
+
+int dir_readahead(struct readahead_state *s, int fd, const struct stat *st,
+                  struct readahead_result *res)
+{
+	struct readahead_result mine = { 0, 0, 0 };
+	if (!st || !S_ISDIR(st->st_mode))
+		return 0;
+	bool large = st->st_size >= READAHEAD_DIR_MIN;
+	if (!large && (!s || s->windows_off))
+		return 0;
+	int saved = errno;
+	struct readahead_state local;
+	if (!s) {
+		readahead_init(&local);
+		s = &local;
+	}
+	int dev = device_for(s, fd, st->st_dev);
+	if (dev >= 0) {
+		if (large)
+			whole(dev, fd, &mine);
+		else
+			window(s, dev, fd, &mine);
+	}
+	if (s == &local)
+		readahead_fini(&local);
+	s->total.extents += mine.extents;
+	s->total.requests += mine.requests;
+	s->total.bytes += mine.bytes;
 	errno = saved;
 	if (res)
 		*res = mine;

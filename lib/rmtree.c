@@ -34,6 +34,7 @@
 
 #include "fastrm-int.h"
 #include "fts-int.h"
+#include "readahead.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -144,6 +145,7 @@ struct worker {
 	struct pool *P;
 	char *path;            /* full path of the current entry, for reports */
 	size_t cap;
+	struct readahead_state ra; /* reading ahead, for all of its walks */
 };
 
 /* Counters that share() reads without the lock are written atomically
@@ -779,6 +781,7 @@ static void run_task(struct worker *w, struct task *t)
 		fastrm_fts_set_order(k.fts, P->order);
 		fastrm_fts_set_memory_budget(k.fts, P->budget);
 		fts_share_budget(k.fts, &P->held);
+		fts_share_readahead(k.fts, &w->ra);
 		FTSENT *ent = NULL;
 		while (!ended(P) && (ent = fastrm_fts_read(k.fts)) != NULL) {
 			if (ent->fts_level == FTS_ROOTLEVEL && ent->fts_info != FTS_DP &&
@@ -942,14 +945,17 @@ FASTRM_EXPORT int fastrm_rmtree(char *const *paths,
 	 * group after group (feed()). */
 	int rc = 0;
 	P.next_arg = paths;
-	struct worker *w = calloc(P.nworkers, sizeof *w);
+	unsigned nw = P.nworkers;
+	struct worker *w = calloc(nw, sizeof *w);
 	pthread_t *tid = calloc(P.nworkers, sizeof *tid);
 	unsigned started = 0;
 	if (rc == 0 && (!w || !tid))
 		rc = -ENOMEM;
 	if (rc == 0) {
-		for (unsigned i = 0; i < P.nworkers; i++)
+		for (unsigned i = 0; i < nw; i++) {
 			w[i].P = &P;
+			readahead_init(&w[i].ra);
+		}
 		/* Workers never take signals: the caller's thread handles them. */
 		sigset_t all, old;
 		sigfillset(&all);
@@ -985,6 +991,8 @@ FASTRM_EXPORT int fastrm_rmtree(char *const *paths,
 		stats->workers = started + 1;
 		stats->subtrees_shared = P.shared;
 	}
+	for (unsigned i = 0; w && rc == 0 && i < nw; i++)
+		readahead_fini(&w[i].ra);
 	free(w);
 	free(tid);
 	if (rc == 0)

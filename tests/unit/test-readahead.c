@@ -2,9 +2,10 @@
 /* Reading a directory's blocks ahead (lib/readahead.c), counted in read
  * requests of the loop device under a fresh ext4 image: a directory of
  * 20,000 entries read cold costs one request per block without it, a few
- * long ones with it; auto does it, the fixed policies do not; it does
- * nothing on small directories and other file systems, and leaves errno
- * alone.  Root only (mkfs, loop mount): otherwise it skips with the
+ * long ones with it; 300 small directories made in a row cost one request
+ * each without it and a few windows with it; windows that do not pay stop;
+ * auto does it (fts and fastrm_rmtree with workers), the fixed policies do
+ * not; it does nothing on other file systems, and leaves errno alone.  Root only (mkfs, loop mount): otherwise it skips with the
  * reason. */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -24,6 +25,7 @@
 #include <unistd.h>
 
 #include <fastrm/fts.h>
+#include <fastrm/rmtree.h>
 
 #include "dirread.h"
 #include "fixture.h"
@@ -31,7 +33,9 @@
 
 #define NFILES 20000
 
-static char *top, img[4200], mnt[4200], big[4300], small[4300];
+static char *top, img[4200], mnt[4200], big[4300], small[4300], many[4300];
+
+#define NDIRS 300
 
 static int sh(const char *const *argv)
 {
@@ -75,6 +79,24 @@ static long read_all(int fd)
 	return total - 2; /* "." and ".." */
 }
 
+/* NDIRS small directories made one after another, a file in each. */
+static void make_many(int m)
+{
+	assert_int_equal(mkdirat(m, "many", 0700), 0);
+	int d = openat(m, "many", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(d >= 0);
+	for (int i = 0; i < NDIRS; i++) {
+		char name[16];
+		snprintf(name, sizeof name, "d%03d", i);
+		assert_int_equal(mkdirat(d, name, 0700), 0);
+		int sub = openat(d, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		assert_true(sub >= 0);
+		fx_write_file(sub, "f", "x");
+		close(sub);
+	}
+	close(d);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -87,6 +109,7 @@ static int setup(void **state)
 	snprintf(mnt, sizeof mnt, "%.4000s/mnt", top);
 	snprintf(big, sizeof big, "%.4100s/big", mnt);
 	snprintf(small, sizeof small, "%.4100s/small", mnt);
+	snprintf(many, sizeof many, "%.4100s/many", mnt);
 	int fd = open(img, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	assert_true(fd >= 0);
 	assert_int_equal(ftruncate(fd, 256 << 20), 0);
@@ -101,6 +124,7 @@ static int setup(void **state)
 	int m = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	fx_make_flat(m, "big", NFILES);
 	fx_make_flat(m, "small", 100);
+	make_many(m);
 	close(m);
 	return 0;
 }
@@ -139,7 +163,7 @@ static void test_fewer_requests(void **state)
 	long r0 = device_reads(mnt);
 	struct readahead_result res;
 	errno = 4321;
-	assert_int_equal(dir_readahead(fd, &st, &res), 1);
+	assert_int_equal(dir_readahead(NULL, fd, &st, &res), 1);
 	assert_int_equal(errno, 4321);
 	assert_true(res.extents >= 1);
 	assert_true(res.requests >= 1 && res.requests <= res.extents);
@@ -187,6 +211,104 @@ static void test_auto_reads_ahead(void **state)
 	assert_true(autom * 4 < global);
 }
 
+/* Read requests to open and read every directory of "many" in the order
+ * they were made, cold, with the walk's state @s (NULL: none). */
+static long many_reads(struct readahead_state *s)
+{
+	remount();
+	int d = open(many, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(d >= 0);
+	long r0 = device_reads(mnt);
+	for (int i = 0; i < NDIRS; i++) {
+		char name[16];
+		snprintf(name, sizeof name, "d%03d", i);
+		int fd = openat(d, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		assert_true(fd >= 0);
+		struct stat st;
+		assert_int_equal(fstat(fd, &st), 0);
+		assert_true(st.st_size < READAHEAD_DIR_MIN);
+		dir_readahead(s, fd, &st, NULL);
+		assert_int_equal(read_all(fd), 1);
+		close(fd);
+	}
+	long r1 = device_reads(mnt);
+	close(d);
+	return r1 - r0;
+}
+
+static void test_windows(void **state)
+{
+	(void)state;
+	long plain = many_reads(NULL);
+	struct readahead_state s;
+	readahead_init(&s);
+	long ahead = many_reads(&s);
+	printf("%d small directories: %ld read requests cold, %ld with windows "
+	       "(%lu windows, %lu directories found in one)\n",
+	       NDIRS, plain, ahead, s.windows, s.hits);
+	assert_true(plain >= NDIRS / 2);
+	assert_true(ahead * 4 < plain);
+	assert_true(s.windows >= 1 && s.windows <= 8);
+	assert_true(s.hits + s.windows >= NDIRS - 8);
+	assert_false(s.windows_off);
+	assert_true(s.devfd >= 0);
+	readahead_fini(&s);
+	assert_int_equal(s.devfd, -1);
+}
+
+/* Windows that do not pay stop: a walk whose windows so far found no
+ * directory asks for no more once it has asked READAHEAD_TRIAL. */
+static void test_windows_stop(void **state)
+{
+	(void)state;
+	struct readahead_state s;
+	readahead_init(&s);
+	char name[4400];
+	snprintf(name, sizeof name, "%.4300s/d000", many);
+	int fd = open(name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	struct stat st;
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(dir_readahead(&s, fd, &st, NULL), 1);
+	assert_int_equal(dir_readahead(&s, fd, &st, NULL), 0); /* in the window */
+	assert_int_equal(s.hits, 1);
+	/* a walk of misses only: forget the windows each time */
+	readahead_fini(&s);
+	readahead_init(&s);
+	for (int i = 0; i < READAHEAD_TRIAL; i++) {
+		assert_false(s.windows_off);
+		s.nwin = 0;
+		assert_int_equal(dir_readahead(&s, fd, &st, NULL), 1);
+	}
+	assert_true(s.windows_off);
+	s.nwin = 0;
+	assert_int_equal(dir_readahead(&s, fd, &st, NULL), 0);
+	assert_int_equal(s.windows, READAHEAD_TRIAL);
+	close(fd);
+	readahead_fini(&s);
+}
+
+/* fastrm_rmtree with workers on the image: auto reads ahead in every
+ * worker's walks; everything goes. */
+static void test_rmtree_workers(void **state)
+{
+	(void)state;
+	remount();
+	long r0 = device_reads(mnt);
+	char *paths[] = { many, big, NULL };
+	struct fastrm_rmtree_opts o = { 0 };
+	o.size = sizeof o;
+	o.workers = 4;
+	assert_int_equal(fastrm_rmtree(paths, &o, NULL), 0);
+	long r1 = device_reads(mnt);
+	struct stat st;
+	assert_int_equal(lstat(many, &st), -1);
+	assert_int_equal(lstat(big, &st), -1);
+	printf("fastrm_rmtree, 4 workers: %ld read requests\n", r1 - r0);
+	/* without reading ahead: one per directory block at least */
+	assert_true(r1 - r0 < NDIRS);
+}
+
 static void test_nothing_to_do(void **state)
 {
 	(void)state;
@@ -196,7 +318,7 @@ static void test_nothing_to_do(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(fstat(fd, &st), 0);
 	assert_true(st.st_size < READAHEAD_DIR_MIN);
-	assert_int_equal(dir_readahead(fd, &st, NULL), 0);
+	assert_int_equal(dir_readahead(NULL, fd, &st, NULL), 0); /* no walk */
 	close(fd);
 	/* not a directory */
 	fd = open(big, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -204,12 +326,12 @@ static void test_nothing_to_do(void **state)
 	assert_int_equal(fstat(fd, &st), 0);
 	struct stat file = st;
 	file.st_mode = S_IFREG | 0600;
-	assert_int_equal(dir_readahead(fd, &file, NULL), 0);
+	assert_int_equal(dir_readahead(NULL, fd, &file, NULL), 0);
 	/* a device that sysfs does not know */
 	struct stat other = st;
 	other.st_dev = makedev(4000, 4000);
 	errno = 0;
-	assert_int_equal(dir_readahead(fd, &other, NULL), 0);
+	assert_int_equal(dir_readahead(NULL, fd, &other, NULL), 0);
 	assert_int_equal(errno, 0);
 	close(fd);
 	/* another file system: the fixture's own directory, when not ext4 */
@@ -220,7 +342,13 @@ static void test_nothing_to_do(void **state)
 		assert_true(fd >= 0);
 		assert_int_equal(fstat(fd, &st), 0);
 		st.st_size = 1 << 20; /* pretend it is large */
-		assert_int_equal(dir_readahead(fd, &st, NULL), 0);
+		assert_int_equal(dir_readahead(NULL, fd, &st, NULL), 0);
+		struct readahead_state s;
+		readahead_init(&s);
+		st.st_size = 4096;
+		assert_int_equal(dir_readahead(&s, fd, &st, NULL), 0);
+		assert_int_equal(s.windows, 0);
+		readahead_fini(&s);
 		close(fd);
 	}
 }
@@ -230,7 +358,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fewer_requests),
 		cmocka_unit_test(test_auto_reads_ahead),
+		cmocka_unit_test(test_windows),
+		cmocka_unit_test(test_windows_stop),
 		cmocka_unit_test(test_nothing_to_do),
+		cmocka_unit_test(test_rmtree_workers),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
