@@ -991,8 +991,13 @@ FASTRM_EXPORT int fastrm_rmtree(char *const *paths,
 		stats->workers = started + 1;
 		stats->subtrees_shared = P.shared;
 	}
-	for (unsigned i = 0; w && rc == 0 && i < nw; i++)
+	for (unsigned i = 0; w && rc == 0 && i < nw; i++) {
+		if (stats) {
+			stats->read_ahead_requests += (size_t)w[i].ra.total.requests;
+			stats->read_ahead_bytes += (size_t)w[i].ra.total.bytes;
+		}
 		readahead_fini(&w[i].ra);
+	}
 	free(w);
 	free(tid);
 	if (rc == 0)

@@ -91,7 +91,11 @@ struct fastrm_rmtree_opts {
 struct fastrm_rmtree_stats {
 	unsigned workers;         /* worker threads that ran */
 	size_t subtrees_shared;   /* directories handed to an idle worker */
-	size_t reserved[6];
+	size_t read_ahead_requests; /* reads of directory blocks asked of the
+	                               device ahead of the walks ("auto" on
+	                               ext4, where the device can be opened) */
+	size_t read_ahead_bytes;  /* what they cover */
+	size_t reserved[4];
 };
 
 /** Remove every path of the NULL-terminated @paths.  Returns the number of

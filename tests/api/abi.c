@@ -123,7 +123,9 @@ OFF(struct fastrm_rmtree_opts, reserved, 80);
 SIZE(struct fastrm_rmtree_stats, 64);
 OFF(struct fastrm_rmtree_stats, workers, 0);
 OFF(struct fastrm_rmtree_stats, subtrees_shared, 8);
-OFF(struct fastrm_rmtree_stats, reserved, 16);
+OFF(struct fastrm_rmtree_stats, read_ahead_requests, 16);
+OFF(struct fastrm_rmtree_stats, read_ahead_bytes, 24);
+OFF(struct fastrm_rmtree_stats, reserved, 32);
 #endif
 
 int main(void)

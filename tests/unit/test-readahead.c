@@ -299,8 +299,12 @@ static void test_rmtree_workers(void **state)
 	struct fastrm_rmtree_opts o = { 0 };
 	o.size = sizeof o;
 	o.workers = 4;
-	assert_int_equal(fastrm_rmtree(paths, &o, NULL), 0);
+	struct fastrm_rmtree_stats stats;
+	assert_int_equal(fastrm_rmtree(paths, &o, &stats), 0);
 	long r1 = device_reads(mnt);
+	/* the big directory whole, windows for the small ones */
+	assert_true(stats.read_ahead_requests >= 2);
+	assert_true(stats.read_ahead_bytes >= NFILES * 20);
 	struct stat st;
 	assert_int_equal(lstat(many, &st), -1);
 	assert_int_equal(lstat(big, &st), -1);

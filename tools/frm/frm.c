@@ -138,7 +138,8 @@ static void usage(void)
 "  -d, --dir             remove empty directories\n"
 "  -v, --verbose         explain what is being done\n"
 "      --stats           at the end, print a summary on stderr: entries\n"
-"                          removed, failures, elapsed time, rate, peak memory\n"
+"                          removed, failures, elapsed time, rate, peak memory,\n"
+"                          workers, and what was read ahead\n"
 "      --progress        when stderr is a terminal, show a live line: entries\n"
 "                          removed, rate, elapsed time, and the time left\n"
 "                          where frm can tell; see PROGRESS in frm(1)\n"
@@ -667,8 +668,9 @@ static bool prompt_is_silent(const struct rm_options *x)
 
 /* ------------------------------------------ --jobs=N: the library's pool */
 
-/* Workers that ran (--stats). */
+/* Workers that ran, and what was read ahead (--stats). */
 static unsigned workers_ran = 1;
+static uintmax_t read_ahead_requests, read_ahead_bytes;
 
 static int pool_root(void *ctx, const struct fastrm_rmtree_entry *e)
 {
@@ -742,6 +744,8 @@ static enum rm_status rm_pool(char *const *files, const struct rm_options *x)
 	args_left = files[0] && files[1] ? SIZE_MAX : 0;
 	int rc = fastrm_rmtree(files, &o, &st);
 	workers_ran = st.workers;
+	read_ahead_requests = st.read_ahead_requests;
+	read_ahead_bytes = st.read_ahead_bytes;
 	if (rc < 0 && rc != -EINTR) {
 		error_msg(-rc, "cannot remove");
 		return RM_ERROR;
@@ -802,10 +806,15 @@ static void print_stats(void)
 	fprintf(stderr,
 	        "%s: removed %ju entries (%ju files, %ju directories), "
 	        "%ju failures, %.3f s, %.0f entries/s, peak memory %ld KiB, "
-	        "%u worker%s\n",
+	        "%u worker%s",
 	        program_name, n, counters.files, counters.dirs,
 	        counters.failures, t, t > 0 ? (double)n / t : 0.0, ru.ru_maxrss,
 	        workers_ran, workers_ran == 1 ? "" : "s");
+	if (read_ahead_requests)
+		fprintf(stderr, ", read ahead %.1f MiB in %ju request%s",
+		        (double)read_ahead_bytes / 1048576.0, read_ahead_requests,
+		        read_ahead_requests == 1 ? "" : "s");
+	fputc('\n', stderr);
 }
 
 /* --------------------------------------------------------------- main */
