@@ -472,7 +472,6 @@ static int push_level(struct stream *st, FTSENT *p, int fd)
 	memset(L, 0, sizeof *L);
 	L->dir = p;
 	L->src.rd = &st->rd;
-	L->src.ra = st->ra;
 	L->src.fd = -1;
 	st->nlv = d + 1;
 	if (fd >= 0)
@@ -759,6 +758,7 @@ static enum build_result build(struct stream *st, struct level *L, size_t cap)
 	if (!L->order)
 		L->order = compar ? &order_directory : st->order;
 	L->src.st = L->dir->fts_statp;
+	L->src.ra = st->ra;
 	long n;
 	do {
 		/* One budget for the whole path: what the other directories'
