@@ -43,7 +43,9 @@
  * a revolution cost what ~1 MB of transfer does; this stays far below). */
 #define GAP_MERGE (128 * 1024)
 /* Bytes per POSIX_FADV_WILLNEED: the kernel caps one forced readahead at
- * the device's readahead window, 128 KiB by default. */
+ * the larger of the device's readahead window (128 KiB by default) and its
+ * optimal request size (force_page_cache_ra in mm/readahead.c), so larger
+ * calls would be cut short. */
 #define ADVISE_CHUNK (128 * 1024)
 
 /* The page cache the kernel is asked to fill for one directory, at most:
