@@ -517,6 +517,7 @@ const struct fastrm_order order_gnulib = {
 struct global {
 	struct table t;     /* a max-heap while a pass reads */
 	bool unlimited;     /* "inode": ignore the budget */
+	bool index;         /* read XFS's hash index ahead of each pass */
 	bool handing_out;
 	bool last_pass;     /* the last pass saw every remaining entry */
 	bool have_thr;
@@ -698,6 +699,13 @@ static long global_pass_bounded(struct global *g, struct fastrm_order_source *sr
 	}
 }
 
+static const char *table_name(void *ctx, size_t i, size_t *len)
+{
+	const struct table *t = ctx;
+	*len = t->v[i].len;
+	return t->names + t->v[i].off;
+}
+
 static long global_pass(struct global *g, struct fastrm_order_source *src)
 {
 	struct table *t = &g->t;
@@ -719,6 +727,11 @@ static long global_pass(struct global *g, struct fastrm_order_source *src)
 	else    /* the table is a max-heap already */
 		heap_to_sorted(t->v, t->n, by_key, t->names);
 	t->pos = 0;
+	if (g->index) {
+		long k = dir_index_readahead(src->fd, src->st, t->n, table_name, t);
+		if (src->ra)
+			src->ra->total.lookups += k;
+	}
 	return (long)t->n;
 }
 
@@ -773,14 +786,16 @@ static long fallback_start(struct global *g, struct fastrm_order_source *src,
 
 static long global_common(void **state, struct fastrm_order_source *src,
                           size_t max, fastrm_emit_fn fn, void *ctx,
-                          bool unlimited)
+                          bool unlimited, bool index)
 {
 	bool fresh;
 	struct global *g = state_get(state, sizeof *g, &fresh);
 	if (!g)
 		return fastrm_order_read(src, max, fn, ctx);
-	if (fresh)
+	if (fresh) {
 		g->unlimited = unlimited;
+		g->index = index;
+	}
 	for (;;) {
 		if (g->fallback)
 			return fallback_next(g, src, max, fn, ctx);
@@ -815,13 +830,21 @@ static long global_common(void **state, struct fastrm_order_source *src,
 static long global_next(void **state, struct fastrm_order_source *src,
                         size_t max, fastrm_emit_fn fn, void *ctx)
 {
-	return global_common(state, src, max, fn, ctx, false);
+	return global_common(state, src, max, fn, ctx, false, false);
+}
+
+/* "global", and on XFS each pass's leaf blocks read before it is handed
+ * out: what "auto" uses on a rotating disk. */
+static long global_index_next(void **state, struct fastrm_order_source *src,
+                              size_t max, fastrm_emit_fn fn, void *ctx)
+{
+	return global_common(state, src, max, fn, ctx, false, true);
 }
 
 static long inode_next(void **state, struct fastrm_order_source *src,
                        size_t max, fastrm_emit_fn fn, void *ctx)
 {
-	return global_common(state, src, max, fn, ctx, true);
+	return global_common(state, src, max, fn, ctx, true, false);
 }
 
 static void global_release(void *state)
@@ -838,6 +861,15 @@ const struct fastrm_order order_global = {
 	.next = global_next,
 	.release = global_release,
 	.description = "a global inode order within the memory budget, in several passes",
+};
+
+/* Not listed: what "auto" chooses for large XFS directories on a disk that
+ * says it rotates. */
+static const struct fastrm_order order_global_index = {
+	.name = "global",
+	.next = global_index_next,
+	.release = global_release,
+	.description = "global, with XFS's hash index read ahead of each pass",
 };
 
 /* "inode" is the reference point: the whole directory in one sorted table,
@@ -884,9 +916,11 @@ static const struct fastrm_order *auto_choose(struct fastrm_order_source *src)
 	 * all of a large directory, the window around a small one;
 	 * doc/benchmarks.md, "Reading the directory ahead"). */
 	dir_readahead(src->ra, src->fd, src->st, NULL);
-	bool seek_matters_only = false;
+	bool seek_matters_only = false, xfs = false;
 	switch (fs_type(src->fd)) {
 	case MAGIC_XFS:
+		xfs = true;
+		/* fall through */
 	case MAGIC_BTRFS:
 		/* Where nothing seeks, order barely matters there; on a disk
 		 * that seeks it does (doc/benchmarks.md, "auto and the
@@ -904,8 +938,10 @@ static const struct fastrm_order *auto_choose(struct fastrm_order_source *src)
 	if (seek_matters_only && !(src->st && dev_rotational(src->st->st_dev)))
 		return &order_directory;
 	/* One pass (a full sort) when the directory fits the budget, passes
-	 * of a budget's worth of inodes when it does not. */
-	return &order_global;
+	 * of a budget's worth of inodes when it does not; on XFS (here only
+	 * on a rotating disk) with its hash index read before each pass
+	 * (doc/benchmarks.md, "XFS: the directory's hash index"). */
+	return xfs ? &order_global_index : &order_global;
 }
 
 struct autostate {

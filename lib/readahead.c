@@ -254,7 +254,7 @@ static void window(struct readahead_state *s, int dev, int fd,
 int dir_readahead(struct readahead_state *s, int fd, const struct stat *st,
                   struct readahead_result *res)
 {
-	struct readahead_result mine = { 0, 0, 0 };
+	struct readahead_result mine = { 0 };
 	if (!st || !S_ISDIR(st->st_mode))
 		return 0;
 	bool large = st->st_size >= READAHEAD_DIR_MIN;

@@ -4,6 +4,8 @@
 #define FASTRM_READAHEAD_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
 
 /* Directories smaller than this are left to the file system's own reads. */
@@ -14,6 +16,7 @@ struct readahead_result {
 	long extents;   /* the directory's extents on the device */
 	long requests;  /* read requests asked of the device */
 	long long bytes;/* bytes asked for */
+	long lookups;   /* XFS: probe lookups made (dir_index_readahead) */
 };
 
 /* Small directories: ext4 puts the blocks of the directories of a flex
@@ -65,5 +68,29 @@ void readahead_fini(struct readahead_state *s);
  * leaves errno alone. */
 int dir_readahead(struct readahead_state *s, int fd, const struct stat *st,
                   struct readahead_result *res);
+
+/* XFS (xfsindex.c): the leaf blocks of a large directory's hash index,
+ * read before its entries are removed, by looking up made-up names that
+ * hash next to every PROBE_EVERY-th of theirs, PROBE_THREADS lookups at
+ * once.  A directory whose blocks beyond its data (st_blocks against
+ * st_size) come to less than INDEX_MIN is left alone. */
+#define PROBE_EVERY 128
+#define PROBE_THREADS 16
+#define INDEX_MIN (64 * 1024)
+#define XFS_PROBE_LEN 16
+
+/* For the @n names that name_at(@ctx, i, &len) gives, about to be removed
+ * from directory @fd (stat @st): on XFS, read the leaf blocks their
+ * removals will need (above).  Does nothing elsewhere, for small
+ * directories or without memory; never fails the walk; leaves errno
+ * alone.  Returns the number of lookups made. */
+long dir_index_readahead(int fd, const struct stat *st, size_t n,
+                         const char *(*name_at)(void *, size_t, size_t *),
+                         void *ctx);
+
+/* XFS's directory name hash (its on-disk format: four bytes at a time,
+ * rotated and exclusive-ored), and a probe name with a given hash. */
+uint32_t xfs_dir_hash(const char *name, size_t len);
+bool xfs_probe_name(uint32_t target, char out[XFS_PROBE_LEN + 1]);
 
 #endif

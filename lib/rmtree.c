@@ -995,6 +995,7 @@ FASTRM_EXPORT int fastrm_rmtree(char *const *paths,
 		if (stats) {
 			stats->read_ahead_requests += (size_t)w[i].ra.total.requests;
 			stats->read_ahead_bytes += (size_t)w[i].ra.total.bytes;
+			stats->index_lookups += (size_t)w[i].ra.total.lookups;
 		}
 		readahead_fini(&w[i].ra);
 	}

@@ -95,7 +95,10 @@ struct fastrm_rmtree_stats {
 	                               device ahead of the walks ("auto" on
 	                               ext4, where the device can be opened) */
 	size_t read_ahead_bytes;  /* what they cover */
-	size_t reserved[4];
+	size_t index_lookups;     /* lookups of made-up names that read a
+	                             large XFS directory's hash index ahead
+	                             ("auto" on a rotating disk) */
+	size_t reserved[3];
 };
 
 /** Remove every path of the NULL-terminated @paths.  Returns the number of

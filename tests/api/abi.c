@@ -125,7 +125,8 @@ OFF(struct fastrm_rmtree_stats, workers, 0);
 OFF(struct fastrm_rmtree_stats, subtrees_shared, 8);
 OFF(struct fastrm_rmtree_stats, read_ahead_requests, 16);
 OFF(struct fastrm_rmtree_stats, read_ahead_bytes, 24);
-OFF(struct fastrm_rmtree_stats, reserved, 32);
+OFF(struct fastrm_rmtree_stats, index_lookups, 32);
+OFF(struct fastrm_rmtree_stats, reserved, 40);
 #endif
 
 int main(void)

@@ -670,7 +670,7 @@ static bool prompt_is_silent(const struct rm_options *x)
 
 /* Workers that ran, and what was read ahead (--stats). */
 static unsigned workers_ran = 1;
-static uintmax_t read_ahead_requests, read_ahead_bytes;
+static uintmax_t read_ahead_requests, read_ahead_bytes, index_lookups;
 
 static int pool_root(void *ctx, const struct fastrm_rmtree_entry *e)
 {
@@ -746,6 +746,7 @@ static enum rm_status rm_pool(char *const *files, const struct rm_options *x)
 	workers_ran = st.workers;
 	read_ahead_requests = st.read_ahead_requests;
 	read_ahead_bytes = st.read_ahead_bytes;
+	index_lookups = st.index_lookups;
 	if (rc < 0 && rc != -EINTR) {
 		error_msg(-rc, "cannot remove");
 		return RM_ERROR;
@@ -814,6 +815,9 @@ static void print_stats(void)
 		fprintf(stderr, ", read ahead %.1f MiB in %ju request%s",
 		        (double)read_ahead_bytes / 1048576.0, read_ahead_requests,
 		        read_ahead_requests == 1 ? "" : "s");
+	if (index_lookups)
+		fprintf(stderr, ", read the index ahead in %ju lookup%s",
+		        index_lookups, index_lookups == 1 ? "" : "s");
 	fputc('\n', stderr);
 }
 

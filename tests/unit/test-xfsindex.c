@@ -1,0 +1,367 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Reading an XFS directory's hash index ahead (lib/xfsindex.c).
+ *
+ * Everywhere: the hash agrees with xfs_db's "hash" command on names of
+ * every tail length, and a probe name is made for any hash (valid bytes
+ * only, that hash exactly).  As root, on a fresh XFS image on a loop
+ * device (counted in the device's read requests): the lookups read the
+ * index's leaf blocks, so that removing the entries in inode order
+ * afterwards reads fewer blocks than it does without them, and the whole
+ * of it (lookups and removal) reads no more; "auto" does it on a device
+ * that says it rotates and not on one that does not; nothing on other
+ * file systems or for small directories.  Without root or mkfs.xfs the
+ * image tests skip with the reason. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <fastrm/order.h>
+#include <fastrm/rmtree.h>
+
+#include "fixture.h"
+#include "readahead.h"
+
+#define NFILES 20000
+
+static char *top, img[4200], mnt[4200];
+static bool have_image;
+
+static int sh(const char *const *argv)
+{
+	return fx_run((char *const *)argv);
+}
+
+/* ------------------------------------------------------ no image needed */
+
+static void test_hash_matches_xfs_db(void **state)
+{
+	(void)state;
+	/* xfs_db -c "hash NAME" (xfsprogs 6.1) */
+	static const struct {
+		const char *name;
+		uint32_t hash;
+	} known[] = {
+		{ "a", 0x61 },
+		{ "ab", 0x30e2 },
+		{ "abc", 0x187163 },
+		{ "abcd", 0xc38b1e4 },
+		{ "abcde", 0x1c58f263 },
+		{ "file-0000001", 0x635a03c4 },
+		{ ".frm-ix-", 0xd5e7e7bb },
+		{ "\xc3\xa9" "12", 0x184a58b2 }, /* bytes above 0x7f */
+	};
+	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+		assert_int_equal(xfs_dir_hash(known[i].name, strlen(known[i].name)),
+		                 known[i].hash);
+}
+
+static void test_probe_names(void **state)
+{
+	(void)state;
+	uint32_t x = 12345;
+	for (int i = 0; i < 20000; i++) {
+		uint32_t t = i == 0 ? 0 : i == 1 ? UINT32_MAX : (x = x * 1664525u + 1013904223u);
+		char name[XFS_PROBE_LEN + 1];
+		assert_true(xfs_probe_name(t, name));
+		assert_int_equal(strlen(name), XFS_PROBE_LEN);
+		assert_null(memchr(name, '/', XFS_PROBE_LEN));
+		assert_int_equal(memcmp(name, ".frm-ix-", 8), 0);
+		assert_int_equal(xfs_dir_hash(name, XFS_PROBE_LEN), t);
+	}
+}
+
+/* --------------------------------------------------------- on an image */
+
+static void remount(void)
+{
+	assert_int_equal(sh((const char *[]){ "umount", mnt, NULL }), 0);
+	assert_int_equal(sh((const char *[]){ "mount", "-o", "loop", img, mnt, NULL }), 0);
+}
+
+/* The sysfs directory of the device under @path. */
+static void sysfs_dev(const char *path, const char *file, char *out, size_t size)
+{
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	snprintf(out, size, "/sys/dev/block/%u:%u/%s", major(st.st_dev),
+	         minor(st.st_dev), file);
+}
+
+static long device_reads(void)
+{
+	char p[128];
+	sysfs_dev(mnt, "stat", p, sizeof p);
+	FILE *f = fopen(p, "re");
+	assert_non_null(f);
+	long reads = -1;
+	assert_int_equal(fscanf(f, "%ld", &reads), 1);
+	fclose(f);
+	return reads;
+}
+
+static void set_rotational(char c)
+{
+	char p[128];
+	sysfs_dev(mnt, "queue/rotational", p, sizeof p);
+	int fd = open(p, O_WRONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, &c, 1), 1);
+	close(fd);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	if (geteuid() != 0) {
+		printf("SKIP (image tests): needs root (mkfs and a loop mount)\n");
+		return 0;
+	}
+	top = fx_mkdtemp();
+	snprintf(img, sizeof img, "%.4000s/img", top);
+	snprintf(mnt, sizeof mnt, "%.4000s/mnt", top);
+	int fd = open(img, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 512 << 20), 0);
+	close(fd);
+	assert_int_equal(mkdir(mnt, 0700), 0);
+	if (sh((const char *[]){ "mkfs.xfs", "-q", "-f", img, NULL }) != 0 ||
+	    sh((const char *[]){ "mount", "-o", "loop", img, mnt, NULL }) != 0) {
+		printf("SKIP (image tests): cannot make and loop-mount an XFS image\n");
+		return 0;
+	}
+	have_image = true;
+	int m = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fx_make_flat(m, "a", NFILES);
+	fx_make_flat(m, "b", NFILES);
+	fx_make_flat(m, "c", NFILES);
+	fx_make_flat(m, "d", NFILES);
+	fx_make_flat(m, "small", 100);
+	close(m);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	if (have_image)
+		sh((const char *[]){ "umount", mnt, NULL });
+	if (top)
+		fx_cleanup(top);
+	return 0;
+}
+
+#define NEED_IMAGE()                                                       \
+	do {                                                               \
+		if (!have_image)                                           \
+			skip();                                            \
+	} while (0)
+
+struct entries {
+	size_t n;
+	struct ent {
+		uint64_t ino;
+		char name[256];
+	} *v;
+};
+
+static const char *ent_name(void *ctx, size_t i, size_t *len)
+{
+	struct entries *e = ctx;
+	*len = strlen(e->v[i].name);
+	return e->v[i].name;
+}
+
+static int by_ino(const void *a, const void *b)
+{
+	const struct ent *x = a, *y = b;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+static void read_sorted(int fd, struct entries *e)
+{
+	int dup_fd = dup(fd);
+	assert_true(dup_fd >= 0);
+	DIR *d = fdopendir(dup_fd);
+	assert_non_null(d);
+	e->v = calloc(NFILES, sizeof *e->v);
+	assert_non_null(e->v);
+	e->n = 0;
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		assert_true(e->n < NFILES);
+		e->v[e->n].ino = de->d_ino;
+		snprintf(e->v[e->n].name, sizeof e->v[e->n].name, "%s", de->d_name);
+		e->n++;
+	}
+	closedir(d);
+	assert_int_equal(e->n, NFILES);
+	qsort(e->v, e->n, sizeof *e->v, by_ino);
+}
+
+/* Cold: read directory @name, then (with @probe) read its index ahead,
+ * then remove its entries in inode order.  Read requests of each phase. */
+static void remove_dir(const char *name, bool probe, long *looked,
+                       long *ahead_reads, long *remove_reads)
+{
+	remount();
+	char path[4300];
+	snprintf(path, sizeof path, "%.4200s/%s", mnt, name);
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	struct stat st;
+	assert_int_equal(fstat(fd, &st), 0);
+	struct entries e;
+	read_sorted(fd, &e);
+	long r0 = device_reads();
+	errno = 777;
+	*looked = probe ? dir_index_readahead(fd, &st, e.n, ent_name, &e) : 0;
+	assert_int_equal(errno, 777);
+	long r1 = device_reads();
+	for (size_t i = 0; i < e.n; i++)
+		assert_int_equal(unlinkat(fd, e.v[i].name, 0), 0);
+	long r2 = device_reads();
+	close(fd);
+	assert_int_equal(rmdir(path), 0);
+	free(e.v);
+	*ahead_reads = r1 - r0;
+	*remove_reads = r2 - r1;
+}
+
+static void test_index_read_ahead(void **state)
+{
+	(void)state;
+	NEED_IMAGE();
+	long looked, plain_ahead, plain_remove, ahead, remove;
+	remove_dir("a", false, &looked, &plain_ahead, &plain_remove);
+	assert_int_equal(plain_ahead, 0);
+	remove_dir("b", true, &looked, &ahead, &remove);
+	printf("%d entries removed in inode order: %ld reads; with the index "
+	       "read ahead: %ld lookups, %ld reads, then %ld reads to remove\n",
+	       NFILES, plain_remove, looked, ahead, remove);
+	assert_int_equal(looked, (NFILES + PROBE_EVERY - 1) / PROBE_EVERY);
+	/* the lookups read the leaf blocks (20,000 hashes of 8 bytes: 40
+	 * blocks at least)... */
+	assert_true(ahead >= 20);
+	/* ...which removal then did not read: what it read fell by as many,
+	 * give or take a few, and no more was read in all */
+	assert_true(remove + ahead * 3 / 4 <= plain_remove);
+	assert_true(remove + ahead <= plain_remove + ahead / 4);
+}
+
+/* fastrm_rmtree with "auto": on a device that says it rotates the index
+ * is read ahead, on one that does not it is not; either way all goes. */
+static size_t auto_lookups(const char *name, char rotational)
+{
+	char path[4300];
+	snprintf(path, sizeof path, "%.4200s/%s", mnt, name);
+	char *paths[] = { path, NULL };
+	struct fastrm_rmtree_opts o = { 0 };
+	o.size = sizeof o;
+	o.workers = 2;
+	o.order = fastrm_order_by_name("auto");
+	struct fastrm_rmtree_stats stats;
+	remount();
+	set_rotational(rotational);
+	assert_int_equal(fastrm_rmtree(paths, &o, &stats), 0);
+	struct stat st;
+	assert_int_equal(lstat(path, &st), -1);
+	return stats.index_lookups;
+}
+
+static void test_auto_rotational_only(void **state)
+{
+	(void)state;
+	NEED_IMAGE();
+	char rot[128], was = '0';
+	sysfs_dev(mnt, "queue/rotational", rot, sizeof rot);
+	int fd = open(rot, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(read(fd, &was, 1), 1);
+	close(fd);
+	size_t flat = auto_lookups("c", '0');
+	size_t rotating = auto_lookups("d", '1');
+	set_rotational(was);
+	printf("fastrm_rmtree, auto: %zu lookups on a device that does not "
+	       "rotate, %zu on one that does\n", flat, rotating);
+	assert_int_equal(flat, 0);
+	assert_true(rotating >= NFILES / PROBE_EVERY);
+}
+
+static void test_nothing_elsewhere(void **state)
+{
+	(void)state;
+	/* the test's own directory, unless it is XFS */
+	char *dir = fx_mkdtemp();
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	struct statfs fs;
+	assert_int_equal(fstatfs(fd, &fs), 0);
+	struct stat st;
+	assert_int_equal(fstat(fd, &st), 0);
+	struct entries e = { 0 };
+	e.v = calloc(NFILES, sizeof *e.v);
+	assert_non_null(e.v);
+	for (e.n = 0; e.n < NFILES; e.n++)
+		snprintf(e.v[e.n].name, sizeof e.v[e.n].name, "n%zu", e.n);
+	/* a directory that looks large */
+	st.st_blocks = 1 << 20;
+	st.st_size = 4096;
+	if (fs.f_type != 0x58465342) {
+		errno = 55;
+		assert_int_equal(dir_index_readahead(fd, &st, e.n, ent_name, &e), 0);
+		assert_int_equal(errno, 55);
+	}
+	/* not a directory, too few names */
+	struct stat file = st;
+	file.st_mode = S_IFREG | 0600;
+	assert_int_equal(dir_index_readahead(fd, &file, e.n, ent_name, &e), 0);
+	assert_int_equal(dir_index_readahead(fd, &st, PROBE_EVERY, ent_name, &e), 0);
+	close(fd);
+	free(e.v);
+	fx_cleanup(dir);
+	if (!have_image)
+		return;
+	/* XFS, but a directory with no index to speak of */
+	char path[4300];
+	snprintf(path, sizeof path, "%.4200s/small", mnt);
+	if (mkdir(path, 0700) != 0)
+		assert_int_equal(errno, EEXIST);
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	e.v = calloc(NFILES, sizeof *e.v);
+	assert_non_null(e.v);
+	for (e.n = 0; e.n < NFILES; e.n++)
+		snprintf(e.v[e.n].name, sizeof e.v[e.n].name, "n%zu", e.n);
+	assert_int_equal(dir_index_readahead(fd, &st, e.n, ent_name, &e), 0);
+	free(e.v);
+	close(fd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hash_matches_xfs_db),
+		cmocka_unit_test(test_probe_names),
+		cmocka_unit_test(test_index_read_ahead),
+		cmocka_unit_test(test_auto_rotational_only),
+		cmocka_unit_test(test_nothing_elsewhere),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
