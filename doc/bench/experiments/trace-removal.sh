@@ -12,14 +12,31 @@ set -euo pipefail
 build=$(realpath "$1") fs=$2 n=$3; shift 3
 [ "$(id -u)" = 0 ] || { echo "needs root" >&2; exit 1; }
 w=$(mktemp -d /var/tmp/trace-removal.XXXXXX)
-trap 'umount "$w/mnt" 2>/dev/null; [ -n "${dev:-}" ] && losetup -d "$dev" 2>/dev/null;
-      umount "$w/fuse" 2>/dev/null; rm -rf "$w"' EXIT
+cleanup() {
+	set +e
+	umount "$w/mnt" 2>/dev/null
+	[ -n "${dev:-}" ] && losetup -d "$dev" 2>/dev/null
+	release_disk
+	# nothing may be mounted under it any more
+	mountpoint -q "$w/mnt" || mountpoint -q "$w/fuse" || rm -rf "$w"
+}
+# the loop device lets go of the emulated disk a moment after losetup -d
+release_disk() {
+	for _ in $(seq 100); do
+		mountpoint -q "$w/fuse" || return 0
+		umount "$w/fuse" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	umount -l "$w/fuse"
+}
+trap cleanup EXIT
 mkdir "$w/mnt" "$w/fuse"
 truncate -s 40G "$w/img"
 case $fs in
 xfs) mkfs.xfs -q -f -m uuid=6b6c6b6c-0000-4000-8000-000000000001 "$w/img" ;;
 ext4) mkfs.ext4 -q -F -N $((n * 13 / 10 + 100000)) -U 6b6c6b6c-0000-4000-8000-000000000001 \
         -E lazy_itable_init=0,lazy_journal_init=0,hash_seed=6b6c6b6c-0000-4000-8000-000000000001 "$w/img" ;;
+btrfs) mkfs.btrfs -q -f -U 6b6c6b6c-0000-4000-8000-000000000001 "$w/img" ;;
 esac
 mount -o loop "$w/img" "$w/mnt"
 "$build/bench/fastrm-mktree" "$w/mnt/t" flat "$n"
@@ -64,5 +81,5 @@ print("all: %d requests, %d not where the previous one ended" % (sum(n.values())
 PY
 umount "$w/mnt"
 losetup -d "$dev"; dev=
-for _ in $(seq 100); do umount "$w/fuse" 2>/dev/null && break; sleep 0.05; done
+release_disk
 wait
