@@ -4,12 +4,15 @@
 # size and kind, and how many did not start where the previous one ended
 # (a seek, for the disk model).  Root only; everything lives in a
 # directory this script makes and removes.
-#   trace-removal.sh BUILD FS N COMMAND...   (COMMAND gets the directory)
+#   trace-removal.sh BUILD FS [WORKLOAD:]N COMMAND...   (COMMAND gets the
+#   directory; WORKLOAD is fastrm-mktree's: flat, the default, or tree)
 # e.g. trace-removal.sh build xfs 200000 rm -rf
 #      trace-removal.sh build xfs 200000 build/tools/frm/frm -rf
 # (doc/benchmarks.md, "XFS: the directory's hash index")
 set -euo pipefail
 build=$(realpath "$1") fs=$2 n=$3; shift 3
+shape=flat
+case $n in *:*) shape=${n%%:*} n=${n#*:} ;; esac
 [ "$(id -u)" = 0 ] || { echo "needs root" >&2; exit 1; }
 w=$(mktemp -d /var/tmp/trace-removal.XXXXXX)
 cleanup() {
@@ -39,7 +42,7 @@ ext4) mkfs.ext4 -q -F -N $((n * 13 / 10 + 100000)) -U 6b6c6b6c-0000-4000-8000-00
 btrfs) mkfs.btrfs -q -f -U 6b6c6b6c-0000-4000-8000-000000000001 "$w/img" ;;
 esac
 mount -o loop "$w/img" "$w/mnt"
-"$build/bench/fastrm-mktree" "$w/mnt/t" flat "$n"
+"$build/bench/fastrm-mktree" "$w/mnt/t" "$shape" "$n"
 umount "$w/mnt"
 "$build/bench/fastrm-disk" "$w/fuse" "$w/img" hdd &
 for _ in $(seq 100); do [ -e "$w/fuse/disk" ] && break; sleep 0.05; done
