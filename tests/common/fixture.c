@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -136,4 +137,30 @@ void fx_make_flat(int dirfd, const char *name, long n)
 		close(fd);
 	}
 	close(w);
+}
+
+long fx_device_reads(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		abort();
+	char p[96];
+	snprintf(p, sizeof p, "/sys/dev/block/%u:%u/stat", major(st.st_dev),
+	         minor(st.st_dev));
+	FILE *f = fopen(p, "re");
+	if (!f)
+		abort();
+	long reads = -1;
+	int n = fscanf(f, "%ld", &reads);
+	fclose(f);
+	if (n != 1)
+		abort();
+	return reads;
+}
+
+int fx_loop_remount(const char *img, const char *mnt)
+{
+	char *umount_argv[] = { "umount", (char *)mnt, NULL };
+	char *mount_argv[] = { "mount", "-o", "loop", (char *)img, (char *)mnt, NULL };
+	return fx_run(umount_argv) == 0 && fx_run(mount_argv) == 0 ? 0 : -1;
 }

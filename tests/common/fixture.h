@@ -33,4 +33,13 @@ void fx_make_chain(int dirfd, const char *name, long depth, long file_every);
 /* Make @name in @dirfd: one directory of @n empty files "file-N". */
 void fx_make_flat(int dirfd, const char *name, long n);
 
+/* Read requests completed so far by the block device that holds @path
+ * (sysfs stat); aborts if there is none. */
+long fx_device_reads(const char *path);
+
+/* Unmount @mnt and loop-mount @img there again: a new loop device, and
+ * nothing of the file system left in any cache.  Returns 0, or -1 if a
+ * step failed. */
+int fx_loop_remount(const char *img, const char *mnt);
+
 #endif

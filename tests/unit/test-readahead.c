@@ -46,25 +46,10 @@ static int sh(const char *const *argv)
  * system is cached. */
 static void remount(void)
 {
-	assert_int_equal(sh((const char *[]){ "umount", mnt, NULL }), 0);
-	assert_int_equal(sh((const char *[]){ "mount", "-o", "loop", img, mnt, NULL }), 0);
+	assert_int_equal(fx_loop_remount(img, mnt), 0);
 }
 
-/* Read requests completed by the device under @path. */
-static long device_reads(const char *path)
-{
-	struct stat st;
-	assert_int_equal(stat(path, &st), 0);
-	char p[96];
-	snprintf(p, sizeof p, "/sys/dev/block/%u:%u/stat", major(st.st_dev),
-	         minor(st.st_dev));
-	FILE *f = fopen(p, "re");
-	assert_non_null(f);
-	long reads = -1;
-	assert_int_equal(fscanf(f, "%ld", &reads), 1);
-	fclose(f);
-	return reads;
-}
+#define device_reads fx_device_reads
 
 static long read_all(int fd)
 {

@@ -88,11 +88,10 @@ static void test_probe_names(void **state)
 
 static void remount(void)
 {
-	assert_int_equal(sh((const char *[]){ "umount", mnt, NULL }), 0);
-	assert_int_equal(sh((const char *[]){ "mount", "-o", "loop", img, mnt, NULL }), 0);
+	assert_int_equal(fx_loop_remount(img, mnt), 0);
 }
 
-/* The sysfs directory of the device under @path. */
+/* The sysfs file @file of the device under @path. */
 static void sysfs_dev(const char *path, const char *file, char *out, size_t size)
 {
 	struct stat st;
@@ -103,14 +102,7 @@ static void sysfs_dev(const char *path, const char *file, char *out, size_t size
 
 static long device_reads(void)
 {
-	char p[128];
-	sysfs_dev(mnt, "stat", p, sizeof p);
-	FILE *f = fopen(p, "re");
-	assert_non_null(f);
-	long reads = -1;
-	assert_int_equal(fscanf(f, "%ld", &reads), 1);
-	fclose(f);
-	return reads;
+	return fx_device_reads(mnt);
 }
 
 static void set_rotational(char c)
