@@ -29,14 +29,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-
-#define MAGIC_XFS 0x58465342
 
 static uint32_t rol32(uint32_t x, unsigned n)
 {
@@ -153,7 +152,7 @@ long dir_index_readahead(int fd, const struct stat *st, size_t n,
 	long looked = 0;
 	uint32_t *h = NULL;
 	struct probes p = { .fd = fd };
-	if (fstatfs(fd, &fs) != 0 || fs.f_type != MAGIC_XFS)
+	if (fstatfs(fd, &fs) != 0 || fs.f_type != XFS_SUPER_MAGIC)
 		goto out;
 	h = malloc(n * sizeof *h);
 	p.name = malloc((n / PROBE_EVERY + 1) * sizeof *p.name);
@@ -172,9 +171,10 @@ long dir_index_readahead(int fd, const struct stat *st, size_t n,
 		if (xfs_probe_name(h[i] + 1u, p.name[p.n]))
 			p.n++;
 	}
-	pthread_t tid[PROBE_THREADS];
+	/* PROBE_THREADS lookups at once: this thread and the helpers */
+	pthread_t tid[PROBE_THREADS - 1];
 	size_t started = 0;
-	while (started < PROBE_THREADS &&
+	while (started < PROBE_THREADS - 1 &&
 	       pthread_create(&tid[started], NULL, prober, &p) == 0)
 		started++;
 	prober(&p); /* this thread too (all of it, if none started) */
