@@ -887,28 +887,6 @@ const struct fastrm_order order_inode = {
  * estimate of the entry count before reading it. */
 #define DIRENT_BYTES_ESTIMATE 24
 
-/* Whether the block device @dev says it rotates (sysfs queue/rotational;
- * a partition's is its disk's, one level up).  A device with no such file
- * (btrfs's anonymous devices, network file systems) counts as one that
- * does not. */
-static bool dev_rotational(dev_t dev)
-{
-	static const char *const where[] = { "", "../" };
-	for (size_t i = 0; i < 2; i++) {
-		char path[96];
-		snprintf(path, sizeof path, "/sys/dev/block/%u:%u/%squeue/rotational",
-		         major(dev), minor(dev), where[i]);
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		char c = 0;
-		ssize_t n = read(fd, &c, 1);
-		close(fd);
-		return n == 1 && c == '1';
-	}
-	return false;
-}
-
 static const struct fastrm_order *auto_choose(struct fastrm_order_source *src)
 {
 	/* Whatever the order, the whole directory is about to be read: ask

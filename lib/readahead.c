@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/ioctl.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
@@ -136,7 +137,9 @@ static void issue(int dev, struct run *runs, size_t n, uint64_t cap,
                     FIEMAP_EXTENT_DATA_INLINE | FIEMAP_EXTENT_NOT_ALIGNED | \
                     FIEMAP_EXTENT_UNWRITTEN)
 
-enum { RA_UNKNOWN, RA_NONE, RA_EXT4 };
+/* What is known of the last device: nothing yet, nothing to do, ext4
+ * (its node open), XFS on a device that rotates. */
+enum { RA_UNKNOWN, RA_NONE, RA_EXT4, RA_XFS };
 
 void readahead_init(struct readahead_state *s)
 {
@@ -145,7 +148,7 @@ void readahead_init(struct readahead_state *s)
 	s->kind = RA_UNKNOWN;
 }
 
-void readahead_fini(struct readahead_state *s)
+static void close_device(struct readahead_state *s)
 {
 	if (s->devfd >= 0)
 		close(s->devfd);
@@ -153,20 +156,51 @@ void readahead_fini(struct readahead_state *s)
 	s->kind = RA_UNKNOWN;
 }
 
+void readahead_fini(struct readahead_state *s)
+{
+	close_device(s);
+	if (s->xw_own)
+		xfs_windows_free(s->xw);
+	s->xw = NULL;
+	s->xw_own = false;
+}
+
+bool dev_rotational(dev_t dev)
+{
+	static const char *const where[] = { "", "../" };
+	for (size_t i = 0; i < 2; i++) {
+		char path[96];
+		snprintf(path, sizeof path, "/sys/dev/block/%u:%u/%squeue/rotational",
+		         major(dev), minor(dev), where[i]);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		char c = 0;
+		ssize_t n = read(fd, &c, 1);
+		close(fd);
+		return n == 1 && c == '1';
+	}
+	return false;
+}
+
 /* The device node of @st's file system, open, if it is ext2/3/4 and the
- * process may read it; -1 otherwise.  Remembered for the last device. */
+ * process may read it; -1 otherwise (and whether it is XFS on a device
+ * that rotates, in s->kind).  Remembered for the last device. */
 static int device_for(struct readahead_state *s, int fd, dev_t dev)
 {
 	if (s->kind != RA_UNKNOWN && s->dev == dev)
 		return s->kind == RA_EXT4 ? s->devfd : -1;
-	readahead_fini(s);
+	close_device(s);
 	s->dev = dev;
 	s->kind = RA_NONE;
 	s->nwin = 0;
 	struct statfs fs;
-	if (fstatfs(fd, &fs) == 0 && fs.f_type == MAGIC_EXT4 &&
-	    (s->devfd = open_device(dev)) >= 0)
+	if (fstatfs(fd, &fs) != 0)
+		return -1;
+	if (fs.f_type == MAGIC_EXT4 && (s->devfd = open_device(dev)) >= 0)
 		s->kind = RA_EXT4;
+	else if (fs.f_type == XFS_SUPER_MAGIC && dev_rotational(dev))
+		s->kind = RA_XFS;
 	return s->devfd;
 }
 
@@ -272,14 +306,19 @@ int dir_readahead(struct readahead_state *s, int fd, const struct stat *st,
 			whole(dev, fd, &mine);
 		else
 			window(s, dev, fd, &mine);
+	} else if (s->kind == RA_XFS && !large && s != &local) {
+		if (!s->xw && (s->xw = xfs_windows_new()))
+			s->xw_own = true;
+		mine.inodes = xfs_window_readahead(s->xw, fd, st);
 	}
 	if (s == &local)
 		readahead_fini(&local);
 	s->total.extents += mine.extents;
 	s->total.requests += mine.requests;
 	s->total.bytes += mine.bytes;
+	s->total.inodes += mine.inodes;
 	errno = saved;
 	if (res)
 		*res = mine;
-	return mine.requests > 0;
+	return mine.requests > 0 || mine.inodes > 0;
 }

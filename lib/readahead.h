@@ -17,6 +17,7 @@ struct readahead_result {
 	long requests;  /* read requests asked of the device */
 	long long bytes;/* bytes asked for */
 	long lookups;   /* XFS: probe lookups made (dir_index_readahead) */
+	long inodes;    /* XFS: inodes read in windows (xfs_window_readahead) */
 };
 
 /* Small directories: ext4 puts the blocks of the directories of a flex
@@ -40,12 +41,18 @@ struct readahead_state {
 	unsigned long windows; /* windows asked for */
 	unsigned long hits;    /* directories found in a recent window */
 	bool windows_off;      /* windows did not pay: no more */
+	struct xfs_windows *xw; /* XFS's windows: shared, or NULL */
+	bool xw_own;           /* xw was made for this state alone */
 	struct readahead_result total; /* everything asked for */
 };
 
 void readahead_init(struct readahead_state *s);
-/* Closes the device. */
+/* Closes the device; frees XFS's windows if they are this state's own. */
 void readahead_fini(struct readahead_state *s);
+/* Whether block device @dev says it rotates (sysfs queue/rotational; a
+ * partition's is its disk's).  A device with no such file (btrfs's
+ * anonymous devices, network file systems) counts as one that does not. */
+bool dev_rotational(dev_t dev);
 
 /* ext2/3/4 keep a directory's blocks in the page cache of the block device
  * under the file system, and read an indexed directory one block at a
@@ -58,16 +65,48 @@ void readahead_fini(struct readahead_state *s);
  * reading the directory afterwards finds them cached.  For a smaller one,
  * with a walk's state @s, it asks for the window around it (above).
  *
+ * On XFS, on a device that says it rotates, a small directory gets the
+ * window of inodes around it instead (xfs_window_readahead, below; with
+ * @s's shared windows, or its own made on first use).
+ *
  * It does nothing (returns 0) on any other file system, and wherever the
  * device cannot be read (not root, no device node, a container's device
  * rules): it only ever saves time, and never fails the walk.  The device
  * node found through sysfs is used only if it is a block device whose
  * number is the directory's st_dev.  @s may be NULL (large directories
  * only; the device is opened and closed for the call).  Returns 1 when
- * reads were asked for, 0 otherwise; fills *@res when @res is not NULL;
- * leaves errno alone. */
+ * reads were asked for or inodes read, 0 otherwise; fills *@res when @res
+ * is not NULL; leaves errno alone. */
 int dir_readahead(struct readahead_state *s, int fd, const struct stat *st,
                   struct readahead_result *res);
+
+/* XFS (xfsinodes.c): the inodes around a small directory, read ahead.
+ * The aligned window of XFS_WINDOW inode numbers (a stretch of the disk:
+ * 32 MiB with 512-byte inodes) that holds the directory's own is read with
+ * XFS_IOC_BULKSTAT, XFS_BULK_BATCH inodes a call, unless one of the last
+ * XFS_WINDOWS_RECENT windows holds it; after XFS_WINDOW_TRIAL windows,
+ * no more if fewer directories were found in recent windows than windows
+ * were read.  Needs CAP_SYS_ADMIN (stops at the first refusal). */
+#define XFS_WINDOW (64 * 1024)
+#define XFS_BULK_BATCH 2048
+#define XFS_WINDOWS_RECENT 16
+#define XFS_WINDOW_TRIAL 16
+/* ...and only on a device whose first XFS_LATENCY_READS reads (from the
+ * first small directory on) took XFS_SEEK_US or more each on average. */
+#define XFS_LATENCY_READS 64
+#define XFS_SEEK_US 2000
+struct xfs_windows;
+/* One set of windows for a walk or a pool of walks (thread-safe: one
+ * window is read at a time; a thread that finds one being read goes on). */
+struct xfs_windows *xfs_windows_new(void);
+void xfs_windows_free(struct xfs_windows *w);
+/* For directory @fd (stat @st), about to be read: returns the inodes read
+ * (0 when none were: a hit, off, busy, refused).  Leaves errno alone. */
+long xfs_window_readahead(struct xfs_windows *w, int fd, const struct stat *st);
+/* Inodes read in all of @w's windows. */
+long xfs_windows_inodes(struct xfs_windows *w);
+/* For the tests: take @dev's reads to seek (or not) without measuring. */
+void xfs_windows_assume(struct xfs_windows *w, dev_t dev, bool seeking);
 
 /* XFS (xfsindex.c): the leaf blocks of a large directory's hash index,
  * read before its entries are removed, by looking up made-up names that

@@ -949,12 +949,16 @@ FASTRM_EXPORT int fastrm_rmtree(char *const *paths,
 	struct worker *w = calloc(nw, sizeof *w);
 	pthread_t *tid = calloc(P.nworkers, sizeof *tid);
 	unsigned started = 0;
+	/* XFS's inode windows, one set for all workers (without memory for
+	 * it, each worker makes its own when it needs them). */
+	struct xfs_windows *xw = xfs_windows_new();
 	if (rc == 0 && (!w || !tid))
 		rc = -ENOMEM;
 	if (rc == 0) {
 		for (unsigned i = 0; i < nw; i++) {
 			w[i].P = &P;
 			readahead_init(&w[i].ra);
+			w[i].ra.xw = xw;
 		}
 		/* Workers never take signals: the caller's thread handles them. */
 		sigset_t all, old;
@@ -996,9 +1000,11 @@ FASTRM_EXPORT int fastrm_rmtree(char *const *paths,
 			stats->read_ahead_requests += (size_t)w[i].ra.total.requests;
 			stats->read_ahead_bytes += (size_t)w[i].ra.total.bytes;
 			stats->index_lookups += (size_t)w[i].ra.total.lookups;
+			stats->inodes_read_ahead += (size_t)w[i].ra.total.inodes;
 		}
 		readahead_fini(&w[i].ra);
 	}
+	xfs_windows_free(xw);
 	free(w);
 	free(tid);
 	if (rc == 0)

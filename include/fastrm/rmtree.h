@@ -98,7 +98,10 @@ struct fastrm_rmtree_stats {
 	size_t index_lookups;     /* lookups of made-up names that read a
 	                             large XFS directory's hash index ahead
 	                             ("auto" on a rotating disk) */
-	size_t reserved[3];
+	size_t inodes_read_ahead; /* inodes XFS read ahead in windows around
+	                             small directories ("auto" on a rotating
+	                             disk, as root) */
+	size_t reserved[2];
 };
 
 /** Remove every path of the NULL-terminated @paths.  Returns the number of

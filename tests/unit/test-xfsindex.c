@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Reading an XFS directory's hash index ahead (lib/xfsindex.c).
+/* Reading an XFS directory's hash index ahead (lib/xfsindex.c), and the
+ * inodes around small XFS directories (lib/xfsinodes.c).
  *
  * Everywhere: the hash agrees with xfs_db's "hash" command on names of
  * every tail length, and a probe name is made for any hash (valid bytes
@@ -9,8 +10,18 @@
  * afterwards reads fewer blocks than it does without them, and the whole
  * of it (lookups and removal) reads no more; "auto" does it on a device
  * that says it rotates and not on one that does not; nothing on other
- * file systems or for small directories.  Without root or mkfs.xfs the
- * image tests skip with the reason. */
+ * file systems or for small directories.  The inode windows: removing a
+ * window around each directory of a tree of small directories (the device
+ * taken to seek) reads most of the tree's inodes, and the removal
+ * afterwards reads at most the directories' blocks and half as many
+ * more, where without them it reads about a cluster per directory too;
+ * "auto" reads none where the device does not rotate, nor on the image's
+ * loop device made to say it rotates (its reads are fast: the file is in
+ * memory), so the path from "auto" to a window on a seeking device is
+ * measured by the benchmarks, not here; a window read once is a hit the
+ * next time; no window holds more than XFS_WINDOW inodes and a batch;
+ * nothing elsewhere.
+ * Without root or mkfs.xfs the image tests skip with the reason. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -36,6 +47,9 @@
 #include "readahead.h"
 
 #define NFILES 20000
+/* The trees of small directories: TREE_DIRS directories of TREE_FILES. */
+#define TREE_DIRS 300
+#define TREE_FILES 30
 
 static char *top, img[4200], mnt[4200];
 static bool have_image;
@@ -115,6 +129,30 @@ static void set_rotational(char c)
 	close(fd);
 }
 
+static void make_tree(int dirfd, const char *name)
+{
+	assert_int_equal(mkdirat(dirfd, name, 0700), 0);
+	int t = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(t >= 0);
+	for (int i = 0; i < TREE_DIRS; i++) {
+		char d[32];
+		snprintf(d, sizeof d, "d%d", i);
+		fx_make_flat(t, d, TREE_FILES);
+	}
+	close(t);
+}
+
+static char read_rotational(void)
+{
+	char rot[128], was = '0';
+	sysfs_dev(mnt, "queue/rotational", rot, sizeof rot);
+	int fd = open(rot, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(read(fd, &was, 1), 1);
+	close(fd);
+	return was;
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -142,6 +180,10 @@ static int setup(void **state)
 	fx_make_flat(m, "c", NFILES);
 	fx_make_flat(m, "d", NFILES);
 	fx_make_flat(m, "small", 100);
+	make_tree(m, "t1");
+	make_tree(m, "t2");
+	make_tree(m, "t3");
+	make_tree(m, "t4");
 	close(m);
 	return 0;
 }
@@ -280,12 +322,7 @@ static void test_auto_rotational_only(void **state)
 {
 	(void)state;
 	NEED_IMAGE();
-	char rot[128], was = '0';
-	sysfs_dev(mnt, "queue/rotational", rot, sizeof rot);
-	int fd = open(rot, O_RDONLY | O_CLOEXEC);
-	assert_true(fd >= 0);
-	assert_int_equal(read(fd, &was, 1), 1);
-	close(fd);
+	char was = read_rotational();
 	size_t flat = auto_lookups("c", '0');
 	size_t rotating = auto_lookups("d", '1');
 	set_rotational(was);
@@ -346,6 +383,153 @@ static void test_nothing_elsewhere(void **state)
 	close(fd);
 }
 
+
+/* ------------------------------------------------ the inode windows */
+
+/* fastrm_rmtree with "auto" of tree @name (from a cold cache if @cold),
+ * on a device whose queue/rotational says @rotational: its device read
+ * requests, and the inodes read ahead in *@ahead. */
+static long remove_tree(const char *name, bool cold, char rotational,
+                        size_t *ahead)
+{
+	char path[4300];
+	snprintf(path, sizeof path, "%.4200s/%s", mnt, name);
+	char *paths[] = { path, NULL };
+	struct fastrm_rmtree_opts o = { 0 };
+	o.size = sizeof o;
+	o.workers = 4;
+	o.order = fastrm_order_by_name("auto");
+	struct fastrm_rmtree_stats stats;
+	if (cold)
+		remount();
+	set_rotational(rotational);
+	long before = device_reads();
+	assert_int_equal(fastrm_rmtree(paths, &o, &stats), 0);
+	long reads = device_reads() - before;
+	struct stat st;
+	assert_int_equal(lstat(path, &st), -1);
+	*ahead = stats.inodes_read_ahead;
+	return reads;
+}
+
+/* The windows around the directories of tree @name, from a cold cache,
+ * found by their numbers alone (the tree's top directory is read, none
+ * of the others): the device read requests; the inodes in *@inodes. */
+static long windows_of(const char *name, long *inodes)
+{
+	char path[4300];
+	snprintf(path, sizeof path, "%.4200s/%s", mnt, name);
+	remount();
+	long before = device_reads();
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	struct stat top_st;
+	assert_int_equal(fstat(fd, &top_st), 0);
+	DIR *d = fdopendir(dup(fd));
+	assert_non_null(d);
+	struct xfs_windows *w = xfs_windows_new();
+	assert_non_null(w);
+	xfs_windows_assume(w, top_st.st_dev, true);
+	int dirs = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		if (e->d_type != DT_DIR || e->d_name[0] == '.')
+			continue;
+		struct stat st = top_st; /* its device; a directory */
+		st.st_ino = e->d_ino;
+		xfs_window_readahead(w, fd, &st);
+		dirs++;
+	}
+	assert_int_equal(dirs, TREE_DIRS);
+	*inodes = xfs_windows_inodes(w);
+	xfs_windows_free(w);
+	closedir(d);
+	close(fd);
+	return device_reads() - before;
+}
+
+static void test_inode_windows(void **state)
+{
+	(void)state;
+	NEED_IMAGE();
+	char was = read_rotational();
+	size_t plain_ahead, fast_ahead, after_ahead;
+	long plain = remove_tree("t1", true, '0', &plain_ahead);
+	/* this loop device says it rotates, but its file is in memory */
+	remove_tree("t2", true, '1', &fast_ahead);
+	long inodes;
+	long window_reads = windows_of("t3", &inodes);
+	long after = remove_tree("t3", false, '0', &after_ahead);
+	set_rotational(was);
+	printf("a tree of %d small directories: %ld reads; windows around its "
+	       "directories read %ld inodes in %ld requests, and then the "
+	       "removal %ld; auto read %zu inodes ahead on a device that says "
+	       "it rotates and reads fast\n", TREE_DIRS, plain, inodes,
+	       window_reads, after, fast_ahead);
+	/* auto: no windows where the device does not rotate, nor where its
+	 * reads are fast */
+	assert_int_equal(plain_ahead, 0);
+	assert_int_equal(after_ahead, 0);
+	assert_int_equal(fast_ahead, 0);
+	/* the tree's own inodes, at least half of them, were in windows */
+	assert_true(inodes >= TREE_DIRS * (TREE_FILES + 1) / 2);
+	/* the removal then reads mostly the directories' blocks (one each):
+	 * without the windows it also reads about a cluster per directory */
+	assert_true(after + TREE_DIRS / 2 <= plain);
+}
+
+static void test_window_hits_and_bounds(void **state)
+{
+	(void)state;
+	struct xfs_windows *w = xfs_windows_new();
+	assert_non_null(w);
+	/* not XFS (the test's own directory, unless it is) */
+	char *dir = fx_mkdtemp();
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	struct statfs fs;
+	assert_int_equal(fstatfs(fd, &fs), 0);
+	struct stat st;
+	assert_int_equal(fstat(fd, &st), 0);
+	if (fs.f_type != 0x58465342) {
+		errno = 55;
+		assert_int_equal(xfs_window_readahead(w, fd, &st), 0);
+		assert_int_equal(errno, 55);
+	}
+	struct stat file = st;
+	file.st_mode = S_IFREG | 0600;
+	assert_int_equal(xfs_window_readahead(w, fd, &file), 0);
+	assert_int_equal(xfs_window_readahead(NULL, fd, &st), 0);
+	close(fd);
+	fx_cleanup(dir);
+	xfs_windows_free(w);
+	if (!have_image)
+		return;
+	/* on the image: nothing where reads are taken to be fast; where they
+	 * are taken to seek, a window read, then a hit for it */
+	w = xfs_windows_new();
+	assert_non_null(w);
+	remount();
+	char path[4300];
+	snprintf(path, sizeof path, "%.4200s/t4/d7", mnt);
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	xfs_windows_assume(w, st.st_dev, false);
+	assert_int_equal(xfs_window_readahead(w, fd, &st), 0);
+	xfs_windows_assume(w, st.st_dev, true);
+	errno = 55;
+	long n = xfs_window_readahead(w, fd, &st);
+	assert_int_equal(errno, 55);
+	printf("one window: %ld inodes\n", n);
+	assert_true(n > TREE_FILES);
+	assert_true(n <= XFS_WINDOW + XFS_BULK_BATCH);
+	assert_int_equal(xfs_windows_inodes(w), n);
+	assert_int_equal(xfs_window_readahead(w, fd, &st), 0);
+	assert_int_equal(xfs_windows_inodes(w), n);
+	close(fd);
+	xfs_windows_free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -354,6 +538,8 @@ int main(void)
 		cmocka_unit_test(test_index_read_ahead),
 		cmocka_unit_test(test_auto_rotational_only),
 		cmocka_unit_test(test_nothing_elsewhere),
+		cmocka_unit_test(test_inode_windows),
+		cmocka_unit_test(test_window_hits_and_bounds),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

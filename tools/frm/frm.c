@@ -670,7 +670,8 @@ static bool prompt_is_silent(const struct rm_options *x)
 
 /* Workers that ran, and what was read ahead (--stats). */
 static unsigned workers_ran = 1;
-static uintmax_t read_ahead_requests, read_ahead_bytes, index_lookups;
+static uintmax_t read_ahead_requests, read_ahead_bytes, index_lookups,
+                 inodes_read_ahead;
 
 static int pool_root(void *ctx, const struct fastrm_rmtree_entry *e)
 {
@@ -747,6 +748,7 @@ static enum rm_status rm_pool(char *const *files, const struct rm_options *x)
 	read_ahead_requests = st.read_ahead_requests;
 	read_ahead_bytes = st.read_ahead_bytes;
 	index_lookups = st.index_lookups;
+	inodes_read_ahead = st.inodes_read_ahead;
 	if (rc < 0 && rc != -EINTR) {
 		error_msg(-rc, "cannot remove");
 		return RM_ERROR;
@@ -818,6 +820,9 @@ static void print_stats(void)
 	if (index_lookups)
 		fprintf(stderr, ", read the index ahead in %ju lookup%s",
 		        index_lookups, index_lookups == 1 ? "" : "s");
+	if (inodes_read_ahead)
+		fprintf(stderr, ", read %ju inode%s ahead", inodes_read_ahead,
+		        inodes_read_ahead == 1 ? "" : "s");
 	fputc('\n', stderr);
 }
 
