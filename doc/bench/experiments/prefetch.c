@@ -6,7 +6,9 @@
  * sorts it by inode, unlinks in that order; with -p a prefetch thread runs
  * up to $LEAD entries (default 4096) ahead.  Measured in doc/benchmarks.md:
  * it doubles the system time (the lookups contend with the unlinks for the
- * directory) and loses.
+ * directory) and loses.  With -t K (implies -p), K prefetch threads take
+ * the next names in turn, so that up to K lookups are in flight at once
+ * (doc/benchmarks.md, "XFS: lookups ahead of the unlinks").
  *
  *   cc -O2 -pthread -o prefetch doc/bench/experiments/prefetch.c
  *   printf "#!/bin/sh\nexec $PWD/prefetch \"\$1\"\n" > sorted-plain
@@ -36,6 +38,7 @@ static size_t n;
 static int dfd;
 static _Atomic size_t done;
 static size_t lead;
+static _Atomic size_t next;
 static int cmp(const void *a, const void *b)
 {
 	const struct e *x = a, *y = b;
@@ -45,13 +48,15 @@ static void *pf(void *arg)
 {
 	(void)arg;
 	struct stat sb;
-	for (size_t i = 0; i < n; i++) {
+	for (;;) {
+		size_t i = atomic_fetch_add(&next, 1);
+		if (i >= n)
+			break;
 		while (i >
 		       atomic_load_explicit(&done, memory_order_relaxed) + lead)
 			usleep(50);
-		if (i < atomic_load_explicit(&done, memory_order_relaxed)) {
-			i = atomic_load(&done);
-		}
+		if (i < atomic_load_explicit(&done, memory_order_relaxed))
+			continue;
 		fstatat(dfd, v[i].name, &sb, AT_SYMLINK_NOFOLLOW);
 	}
 	return NULL;
@@ -59,6 +64,9 @@ static void *pf(void *arg)
 int main(int c, char **argv)
 {
 	int p = c > 2 && argv[1][0] == '-';
+	int k = p && argv[1][1] == 't' && c > 3 ? atoi(argv[2]) : 1;
+	if (k < 1 || k > 256)
+		k = 1;
 	const char *dir = argv[c - 1];
 	lead = getenv("LEAD") ? atol(getenv("LEAD")) : 4096;
 	dfd = open(dir, O_RDONLY | O_DIRECTORY);
@@ -86,15 +94,16 @@ int main(int c, char **argv)
 		}
 	}
 	qsort(v, n, sizeof *v, cmp);
-	pthread_t t;
-	if (p)
-		pthread_create(&t, NULL, pf, NULL);
+	pthread_t t[256];
+	for (int j = 0; p && j < k; j++)
+		pthread_create(&t[j], NULL, pf, NULL);
 	for (size_t i = 0; i < n; i++) {
 		unlinkat(dfd, v[i].name, 0);
 		atomic_store_explicit(&done, i, memory_order_relaxed);
 	}
-	if (p)
-		pthread_join(t, NULL);
+	atomic_store(&done, n);
+	for (int j = 0; p && j < k; j++)
+		pthread_join(t[j], NULL);
 	close(dfd);
 	return rmdir(dir);
 }
