@@ -925,7 +925,25 @@ static const struct fastrm_order *auto_choose(struct fastrm_order_source *src)
 struct autostate {
 	const struct fastrm_order *p;
 	void *inner;
+	bool windows;          /* XFS: the entries' windows (readahead.h) */
+	unsigned long long at; /* the last entry's window */
+	struct fastrm_order_source *src;
+	fastrm_emit_fn fn;     /* what the entries go to */
+	void *ctx;
 };
+
+/* Each entry handed out, after the window of its inode (XFS; one call per
+ * change of window, the windows' own memory says whether it was read). */
+static int window_emit(void *ctx, const struct fastrm_dirent *d)
+{
+	struct autostate *a = ctx;
+	unsigned long long at = d->ino & ~(unsigned long long)(XFS_WINDOW - 1);
+	if (at != a->at) {
+		a->at = at;
+		dir_entry_window(a->src->ra, a->src->fd, a->src->st->st_dev, d->ino);
+	}
+	return a->fn(a->ctx, d);
+}
 
 static long auto_next(void **state, struct fastrm_order_source *src,
                       size_t max, fastrm_emit_fn fn, void *ctx)
@@ -934,9 +952,17 @@ static long auto_next(void **state, struct fastrm_order_source *src,
 	struct autostate *a = state_get(state, sizeof *a, &fresh);
 	if (!a)
 		return fastrm_order_read(src, max, fn, ctx);
-	if (fresh)
+	if (fresh) {
 		a->p = auto_choose(src);
-	return a->p->next(&a->inner, src, max, fn, ctx);
+		a->windows = src->st && dir_windows(src->ra);
+		a->at = ~0ULL;
+	}
+	if (!a->windows)
+		return a->p->next(&a->inner, src, max, fn, ctx);
+	a->src = src;
+	a->fn = fn;
+	a->ctx = ctx;
+	return a->p->next(&a->inner, src, max, window_emit, a);
 }
 
 static void auto_release(void *state)

@@ -165,6 +165,21 @@ void readahead_fini(struct readahead_state *s)
 	s->xw_own = false;
 }
 
+bool dir_windows(const struct readahead_state *s)
+{
+	return s && s->entry_windows;
+}
+
+long dir_entry_window(struct readahead_state *s, int fd, dev_t dev,
+                      unsigned long long ino)
+{
+	if (!s->xw && (s->xw = xfs_windows_new()))
+		s->xw_own = true;
+	long n = xfs_window_at(s->xw, fd, dev, ino);
+	s->total.inodes += n;
+	return n;
+}
+
 bool dev_rotational(dev_t dev)
 {
 	static const char *const where[] = { "", "../" };
@@ -289,6 +304,8 @@ int dir_readahead(struct readahead_state *s, int fd, const struct stat *st,
                   struct readahead_result *res)
 {
 	struct readahead_result mine = { 0 };
+	if (s)
+		s->entry_windows = false;
 	if (!st || !S_ISDIR(st->st_mode))
 		return 0;
 	bool large = st->st_size >= READAHEAD_DIR_MIN;
@@ -306,11 +323,8 @@ int dir_readahead(struct readahead_state *s, int fd, const struct stat *st,
 			whole(dev, fd, &mine);
 		else
 			window(s, dev, fd, &mine);
-	} else if (s->kind == RA_XFS && !large && s != &local) {
-		if (!s->xw && (s->xw = xfs_windows_new()))
-			s->xw_own = true;
-		mine.inodes = xfs_window_readahead(s->xw, fd, st);
 	}
+	s->entry_windows = s->kind == RA_XFS && !large && s != &local;
 	if (s == &local)
 		readahead_fini(&local);
 	s->total.extents += mine.extents;

@@ -17,7 +17,7 @@ struct readahead_result {
 	long requests;  /* read requests asked of the device */
 	long long bytes;/* bytes asked for */
 	long lookups;   /* XFS: probe lookups made (dir_index_readahead) */
-	long inodes;    /* XFS: inodes read in windows (xfs_window_readahead) */
+	long inodes;    /* XFS: inodes read in windows (dir_entry_window) */
 };
 
 /* Small directories: ext4 puts the blocks of the directories of a flex
@@ -43,6 +43,7 @@ struct readahead_state {
 	bool windows_off;      /* windows did not pay: no more */
 	struct xfs_windows *xw; /* XFS's windows: shared, or NULL */
 	bool xw_own;           /* xw was made for this state alone */
+	bool entry_windows;    /* dir_windows() for the last directory */
 	struct readahead_result total; /* everything asked for */
 };
 
@@ -65,9 +66,9 @@ bool dev_rotational(dev_t dev);
  * reading the directory afterwards finds them cached.  For a smaller one,
  * with a walk's state @s, it asks for the window around it (above).
  *
- * On XFS, on a device that says it rotates, a small directory gets the
- * window of inodes around it instead (xfs_window_readahead, below; with
- * @s's shared windows, or its own made on first use).
+ * On XFS, on a device that says it rotates, a small directory's entries
+ * get windows of inodes instead, as the walk hands them out (dir_windows
+ * and dir_entry_window, below).
  *
  * It does nothing (returns 0) on any other file system, and wherever the
  * device cannot be read (not root, no device node, a container's device
@@ -80,16 +81,16 @@ bool dev_rotational(dev_t dev);
 int dir_readahead(struct readahead_state *s, int fd, const struct stat *st,
                   struct readahead_result *res);
 
-/* XFS (xfsinodes.c): the inodes around a small directory, read ahead.
- * The aligned window of XFS_WINDOW inode numbers (a stretch of the disk:
- * 32 MiB with 512-byte inodes) that holds the directory's own is read with
- * XFS_IOC_BULKSTAT, XFS_BULK_BATCH inodes a call, unless one of the last
- * XFS_WINDOWS_RECENT windows holds it; after XFS_WINDOW_TRIAL windows,
- * no more if fewer directories were found in recent windows than windows
- * were read.  Needs CAP_SYS_ADMIN (stops at the first refusal). */
+/* XFS (xfsinodes.c): the inodes of a small directory's entries, read
+ * ahead.  For each entry, the aligned window of XFS_WINDOW inode numbers
+ * (a stretch of the disk: 32 MiB with 512-byte inodes) that holds its
+ * inode is read with XFS_IOC_BULKSTAT, XFS_BULK_BATCH inodes a call,
+ * unless one of the last XFS_WINDOWS_RECENT windows holds it (a hit);
+ * after XFS_WINDOW_TRIAL windows, no more if there were fewer hits than
+ * windows.  Needs CAP_SYS_ADMIN (stops at the first refusal). */
 #define XFS_WINDOW (64 * 1024)
 #define XFS_BULK_BATCH 2048
-#define XFS_WINDOWS_RECENT 16
+#define XFS_WINDOWS_RECENT 256
 #define XFS_WINDOW_TRIAL 16
 /* ...and only on a device whose first XFS_LATENCY_READS reads (from the
  * first small directory on) took XFS_SEEK_US or more each on average. */
@@ -100,13 +101,24 @@ struct xfs_windows;
  * window is read at a time; a thread that finds one being read goes on). */
 struct xfs_windows *xfs_windows_new(void);
 void xfs_windows_free(struct xfs_windows *w);
-/* For directory @fd (stat @st), about to be read: returns the inodes read
- * (0 when none were: a hit, off, busy, refused).  Leaves errno alone. */
-long xfs_window_readahead(struct xfs_windows *w, int fd, const struct stat *st);
+/* For inode @ino of the file system of @fd (device @dev): returns the
+ * inodes read (0 when none were: a hit, off, busy, refused, not yet
+ * judged).  Leaves errno alone. */
+long xfs_window_at(struct xfs_windows *w, int fd, dev_t dev,
+                   unsigned long long ino);
 /* Inodes read in all of @w's windows. */
 long xfs_windows_inodes(struct xfs_windows *w);
 /* For the tests: take @dev's reads to seek (or not) without measuring. */
 void xfs_windows_assume(struct xfs_windows *w, dev_t dev, bool seeking);
+
+/* Whether, for the directory that dir_readahead() was last called for
+ * with @s, the walk is to read the windows of its entries (XFS, a device
+ * that says it rotates, a small directory, windows not ended). */
+bool dir_windows(const struct readahead_state *s);
+/* The window of the entry with inode @ino of directory @fd (device @dev),
+ * through @s's windows (made on first use).  Returns the inodes read. */
+long dir_entry_window(struct readahead_state *s, int fd, dev_t dev,
+                      unsigned long long ino);
 
 /* XFS (xfsindex.c): the leaf blocks of a large directory's hash index,
  * read before its entries are removed, by looking up made-up names that

@@ -14,13 +14,16 @@
  *
  * How: XFS_IOC_BULKSTAT reads inode clusters ahead in inode order (its
  * inode walk asks for a batch of chunks at once, fs/xfs/xfs_iwalk.c), into
- * XFS's own cache.  When a walk reaches a small directory, the aligned
- * window of XFS_WINDOW inode numbers holding the directory's own is
- * bulkstat'ed, one batch after another, unless a recent window holds it
- * (a hit).  Inode numbers on XFS are disk addresses (allocation group,
- * block, slot), so a window is one stretch of the disk: the directories a
- * tree's walk reaches next, and their files, mostly lie in windows already
- * read.  The records bulkstat returns are not looked at.
+ * XFS's own cache.  As a walk hands out the entries of a small directory,
+ * for each entry the aligned window of XFS_WINDOW inode numbers holding
+ * its inode is bulkstat'ed, one batch after another, unless a recent
+ * window holds it (a hit).  Inode numbers on XFS are disk addresses
+ * (allocation group, block, slot), so a window is one stretch of the
+ * disk: the entries a tree's walk reaches next mostly lie in windows
+ * already read.  (Windows around the directories' own inodes were not
+ * enough: XFS puts new directories low in an allocation group, and in a
+ * tree of 1.2M entries the 40,000 directories lay in 4 windows and most
+ * files elsewhere.)  The records bulkstat returns are not looked at.
  *
  * Bounds: one window at a time per walk or pool (threads that find one
  * being read go on without); one buffer of XFS_BULK_BATCH records; at
@@ -147,7 +150,7 @@ static void start(struct xfs_windows *w, dev_t dev)
 }
 
 /* Under the lock: whether @dev's reads have been seen to cost a seek.
- * Until XFS_LATENCY_READS have been made, not yet. */
+ * Until XFS_LATENCY_READS have been made since the first call, not yet. */
 static bool reads_seek(struct xfs_windows *w, dev_t dev)
 {
 	if (w->judged == 0) {
@@ -226,15 +229,15 @@ static long read_window(struct bulk_ireq *req, int fd, unsigned long long at,
 	return n;
 }
 
-long xfs_window_readahead(struct xfs_windows *w, int fd, const struct stat *st)
+long xfs_window_at(struct xfs_windows *w, int fd, dev_t dev,
+                   unsigned long long ino)
 {
-	if (!w || !st || !S_ISDIR(st->st_mode))
+	if (!w)
 		return 0;
-	unsigned long long at = (unsigned long long)st->st_ino &
-	                        ~(unsigned long long)(XFS_WINDOW - 1);
+	unsigned long long at = ino & ~(unsigned long long)(XFS_WINDOW - 1);
 	int saved = errno;
 	pthread_mutex_lock(&w->lock);
-	bool mine = claim(w, st->st_dev, at);
+	bool mine = claim(w, dev, at);
 	pthread_mutex_unlock(&w->lock);
 	long n = mine ? read_window(w->buf, fd, at, at + XFS_WINDOW) : 0;
 	errno = saved;
@@ -242,7 +245,7 @@ long xfs_window_readahead(struct xfs_windows *w, int fd, const struct stat *st)
 		return 0;
 	pthread_mutex_lock(&w->lock);
 	w->busy = false;
-	if (w->dev == st->st_dev) {
+	if (w->dev == dev) {
 		if (n < 0 || (w->windows >= XFS_WINDOW_TRIAL && w->hits < w->windows))
 			w->off = true;
 	}

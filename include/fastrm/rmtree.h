@@ -99,8 +99,8 @@ struct fastrm_rmtree_stats {
 	                             large XFS directory's hash index ahead
 	                             ("auto" on a rotating disk) */
 	size_t inodes_read_ahead; /* inodes XFS read ahead in windows around
-	                             small directories ("auto" on a rotating
-	                             disk, as root) */
+	                             small directories' entries ("auto" on a
+	                             rotating disk, as root) */
 	size_t reserved[2];
 };
 

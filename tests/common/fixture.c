@@ -158,6 +158,13 @@ long fx_device_reads(const char *path)
 	return reads;
 }
 
+int fx_unmount(const char *mnt)
+{
+	char *umount_argv[] = { "umount", (char *)mnt, NULL };
+	char *lazy_argv[] = { "umount", "-l", (char *)mnt, NULL };
+	return fx_run(umount_argv) == 0 || fx_run(lazy_argv) == 0 ? 0 : -1;
+}
+
 int fx_loop_remount(const char *img, const char *mnt)
 {
 	char *umount_argv[] = { "umount", (char *)mnt, NULL };

@@ -42,4 +42,9 @@ long fx_device_reads(const char *path);
  * step failed. */
 int fx_loop_remount(const char *img, const char *mnt);
 
+/* Unmount @mnt (a test's own mount), lazily if it is busy, so that the
+ * directory around it can be removed.  Returns 0, or -1 if neither
+ * worked. */
+int fx_unmount(const char *mnt);
+
 #endif

@@ -117,7 +117,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	sh((const char *[]){ "umount", mnt, NULL });
+	fx_unmount(mnt);
 	fx_cleanup(top);
 	return 0;
 }

@@ -11,8 +11,8 @@
  * of it (lookups and removal) reads no more; "auto" does it on a device
  * that says it rotates and not on one that does not; nothing on other
  * file systems or for small directories.  The inode windows: removing a
- * window around each directory of a tree of small directories (the device
- * taken to seek) reads most of the tree's inodes, and the removal
+ * windows of the entries of a tree's top directory, its small directories
+ * (the device taken to seek), read most of the tree's inodes, and the removal
  * afterwards reads at most the directories' blocks and half as many
  * more, where without them it reads about a cluster per directory too;
  * "auto" reads none where the device does not rotate, nor on the image's
@@ -192,7 +192,7 @@ static int teardown(void **state)
 {
 	(void)state;
 	if (have_image)
-		sh((const char *[]){ "umount", mnt, NULL });
+		fx_unmount(mnt);
 	if (top)
 		fx_cleanup(top);
 	return 0;
@@ -412,9 +412,9 @@ static long remove_tree(const char *name, bool cold, char rotational,
 	return reads;
 }
 
-/* The windows around the directories of tree @name, from a cold cache,
- * found by their numbers alone (the tree's top directory is read, none
- * of the others): the device read requests; the inodes in *@inodes. */
+/* The windows of the entries of tree @name's top directory (its small
+ * directories), from a cold cache: the top directory is read, none of
+ * the others.  The device read requests; the inodes in *@inodes. */
 static long windows_of(const char *name, long *inodes)
 {
 	char path[4300];
@@ -434,9 +434,7 @@ static long windows_of(const char *name, long *inodes)
 	for (struct dirent *e; (e = readdir(d));) {
 		if (e->d_type != DT_DIR || e->d_name[0] == '.')
 			continue;
-		struct stat st = top_st; /* its device; a directory */
-		st.st_ino = e->d_ino;
-		xfs_window_readahead(w, fd, &st);
+		xfs_window_at(w, fd, top_st.st_dev, e->d_ino);
 		dirs++;
 	}
 	assert_int_equal(dirs, TREE_DIRS);
@@ -460,7 +458,7 @@ static void test_inode_windows(void **state)
 	long window_reads = windows_of("t3", &inodes);
 	long after = remove_tree("t3", false, '0', &after_ahead);
 	set_rotational(was);
-	printf("a tree of %d small directories: %ld reads; windows around its "
+	printf("a tree of %d small directories: %ld reads; windows of its "
 	       "directories read %ld inodes in %ld requests, and then the "
 	       "removal %ld; auto read %zu inodes ahead on a device that says "
 	       "it rotates and reads fast\n", TREE_DIRS, plain, inodes,
@@ -492,13 +490,10 @@ static void test_window_hits_and_bounds(void **state)
 	assert_int_equal(fstat(fd, &st), 0);
 	if (fs.f_type != 0x58465342) {
 		errno = 55;
-		assert_int_equal(xfs_window_readahead(w, fd, &st), 0);
+		assert_int_equal(xfs_window_at(w, fd, st.st_dev, st.st_ino), 0);
 		assert_int_equal(errno, 55);
 	}
-	struct stat file = st;
-	file.st_mode = S_IFREG | 0600;
-	assert_int_equal(xfs_window_readahead(w, fd, &file), 0);
-	assert_int_equal(xfs_window_readahead(NULL, fd, &st), 0);
+	assert_int_equal(xfs_window_at(NULL, fd, st.st_dev, st.st_ino), 0);
 	close(fd);
 	fx_cleanup(dir);
 	xfs_windows_free(w);
@@ -515,16 +510,16 @@ static void test_window_hits_and_bounds(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(fstat(fd, &st), 0);
 	xfs_windows_assume(w, st.st_dev, false);
-	assert_int_equal(xfs_window_readahead(w, fd, &st), 0);
+	assert_int_equal(xfs_window_at(w, fd, st.st_dev, st.st_ino), 0);
 	xfs_windows_assume(w, st.st_dev, true);
 	errno = 55;
-	long n = xfs_window_readahead(w, fd, &st);
+	long n = xfs_window_at(w, fd, st.st_dev, st.st_ino);
 	assert_int_equal(errno, 55);
 	printf("one window: %ld inodes\n", n);
 	assert_true(n > TREE_FILES);
 	assert_true(n <= XFS_WINDOW + XFS_BULK_BATCH);
 	assert_int_equal(xfs_windows_inodes(w), n);
-	assert_int_equal(xfs_window_readahead(w, fd, &st), 0);
+	assert_int_equal(xfs_window_at(w, fd, st.st_dev, st.st_ino), 0);
 	assert_int_equal(xfs_windows_inodes(w), n);
 	close(fd);
 	xfs_windows_free(w);
