@@ -138,7 +138,7 @@ static void issue(int dev, struct run *runs, size_t n, uint64_t cap,
                     FIEMAP_EXTENT_UNWRITTEN)
 
 /* What is known of the last device: nothing yet, nothing to do, ext4
- * (its node open), XFS on a device that rotates. */
+ * (its node open), XFS. */
 enum { RA_UNKNOWN, RA_NONE, RA_EXT4, RA_XFS };
 
 void readahead_init(struct readahead_state *s)
@@ -175,7 +175,7 @@ long dir_entry_window(struct readahead_state *s, int fd, dev_t dev,
 {
 	if (!s->xw && (s->xw = xfs_windows_new()))
 		s->xw_own = true;
-	long n = xfs_window_at(s->xw, fd, dev, ino);
+	long n = xfs_window_at(s->xw, fd, dev, ino, s->rotating);
 	s->total.inodes += n;
 	return n;
 }
@@ -199,8 +199,9 @@ bool dev_rotational(dev_t dev)
 }
 
 /* The device node of @st's file system, open, if it is ext2/3/4 and the
- * process may read it; -1 otherwise (and whether it is XFS on a device
- * that rotates, in s->kind).  Remembered for the last device. */
+ * process may read it; -1 otherwise (and whether it is XFS, in s->kind,
+ * and whether its device says it rotates).  Remembered for the last
+ * device. */
 static int device_for(struct readahead_state *s, int fd, dev_t dev)
 {
 	if (s->kind != RA_UNKNOWN && s->dev == dev)
@@ -214,8 +215,10 @@ static int device_for(struct readahead_state *s, int fd, dev_t dev)
 		return -1;
 	if (fs.f_type == MAGIC_EXT4 && (s->devfd = open_device(dev)) >= 0)
 		s->kind = RA_EXT4;
-	else if (fs.f_type == XFS_SUPER_MAGIC && dev_rotational(dev))
+	else if (fs.f_type == XFS_SUPER_MAGIC) {
 		s->kind = RA_XFS;
+		s->rotating = dev_rotational(dev);
+	}
 	return s->devfd;
 }
 

@@ -44,6 +44,7 @@ struct readahead_state {
 	struct xfs_windows *xw; /* XFS's windows: shared, or NULL */
 	bool xw_own;           /* xw was made for this state alone */
 	bool entry_windows;    /* dir_windows() for the last directory */
+	bool rotating;         /* the device says it rotates (XFS) */
 	struct readahead_result total; /* everything asked for */
 };
 
@@ -96,24 +97,31 @@ int dir_readahead(struct readahead_state *s, int fd, const struct stat *st,
  * first small directory on) took XFS_SEEK_US or more each on average. */
 #define XFS_LATENCY_READS 64
 #define XFS_SEEK_US 2000
+/* Reads that fast (the same measure) make a pool on XFS CPU-bound: see
+ * FASTRM_RMTREE_FIT_WORKERS. */
+#define XFS_FAST_US 500
 struct xfs_windows;
 /* One set of windows for a walk or a pool of walks (thread-safe: one
  * window is read at a time; a thread that finds one being read goes on). */
 struct xfs_windows *xfs_windows_new(void);
 void xfs_windows_free(struct xfs_windows *w);
-/* For inode @ino of the file system of @fd (device @dev): returns the
- * inodes read (0 when none were: a hit, off, busy, refused, not yet
- * judged).  Leaves errno alone. */
+/* For inode @ino of the file system of @fd (device @dev), which says it
+ * rotates if @rotating (if not, the device's reads are only measured):
+ * returns the inodes read (0 when none were: a hit, off, busy, refused,
+ * not yet judged, not rotating).  Leaves errno alone. */
 long xfs_window_at(struct xfs_windows *w, int fd, dev_t dev,
-                   unsigned long long ino);
+                   unsigned long long ino, bool rotating);
+/* Whether the reads were measured and took less than XFS_FAST_US each. */
+bool xfs_windows_fast(struct xfs_windows *w);
 /* Inodes read in all of @w's windows. */
 long xfs_windows_inodes(struct xfs_windows *w);
 /* For the tests: take @dev's reads to seek (or not) without measuring. */
 void xfs_windows_assume(struct xfs_windows *w, dev_t dev, bool seeking);
 
 /* Whether, for the directory that dir_readahead() was last called for
- * with @s, the walk is to read the windows of its entries (XFS, a device
- * that says it rotates, a small directory, windows not ended). */
+ * with @s, the walk is to pass its entries to dir_entry_window() (XFS, a
+ * small directory): windows where the device says it rotates, and the
+ * measure of the device's reads either way. */
 bool dir_windows(const struct readahead_state *s);
 /* The window of the entry with inode @ino of directory @fd (device @dev),
  * through @s's windows (made on first use).  Returns the inodes read. */

@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Most workers, whatever is asked. */
@@ -137,6 +138,11 @@ struct pool {
 	size_t shared;
 	int fatal;             /* a negative errno that ended everything */
 	struct node *nodes;    /* alive */
+	struct xfs_windows *xw;/* the walks' XFS windows: their measure of reads */
+	unsigned cpus;         /* online, for FASTRM_RMTREE_FIT_WORKERS */
+	unsigned fitted;       /* if not 0: the most that may run at once */
+	unsigned running;      /* workers in a task and not waiting (fitted) */
+	pthread_cond_t slot;   /* running fell below fitted */
 	char *const *next_arg; /* paths given not yet queued */
 	pthread_mutex_t cb;    /* one callback at a time */
 };
@@ -765,6 +771,39 @@ static bool root_allowed(struct walk *k, FTSENT *ent)
 	return rc == 0;
 }
 
+/* FASTRM_RMTREE_FIT_WORKERS: XFS with fast reads, where more workers than
+ * CPUs only contend (doc/benchmarks.md, "XFS trees on the plain VM").
+ * Once the walks' XFS windows have measured the reads, at most one worker
+ * per CPU runs: the others wait at their next directory, holding their
+ * subtrees, for one that runs to finish its task or wait.  (Nothing waits
+ * on a waiting worker: a directory is removed by whichever worker empties
+ * it last.) */
+static void fit(struct pool *P)
+{
+	if (!(P->o->flags & FASTRM_RMTREE_FIT_WORKERS) || LOAD(P->nworkers) <= P->cpus)
+		return;
+	pthread_mutex_lock(&P->lock);
+	if (!P->fitted && xfs_windows_fast(P->xw))
+		P->fitted = P->cpus;
+	if (P->fitted && P->running > P->fitted) {
+		P->running--;
+		pthread_cond_signal(&P->slot);
+		while (P->running >= P->fitted && !ended(P)) {
+			/* a stop is a flag set by a signal handler: look again */
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 100 * 1000 * 1000;
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
+			pthread_cond_timedwait(&P->slot, &P->lock, &ts);
+		}
+		P->running++;
+	}
+	pthread_mutex_unlock(&P->lock);
+}
+
 static void run_task(struct worker *w, struct task *t)
 {
 	struct pool *P = w->P;
@@ -791,6 +830,8 @@ static void run_task(struct worker *w, struct task *t)
 				k.root_failed = k.root_done = true;
 				continue;
 			}
+			if (ent->fts_info == FTS_D)
+				fit(P);
 			visit(&k, ent);
 		}
 		if (!ent && errno != 0 && !ended(P)) {
@@ -894,9 +935,12 @@ static void *work(void *arg)
 			P->tail = NULL;
 		ADD(P->nqueued, -1u);
 		ADD(P->idle, -1u);
+		P->running++;
 		pthread_mutex_unlock(&P->lock);
 		run_task(w, t);
 		pthread_mutex_lock(&P->lock);
+		P->running--;
+		pthread_cond_signal(&P->slot);
 	}
 	pthread_mutex_unlock(&P->lock);
 	free(w->path);
@@ -932,6 +976,7 @@ FASTRM_EXPORT int fastrm_rmtree(char *const *paths,
 		.lock = PTHREAD_MUTEX_INITIALIZER,
 		.cb = PTHREAD_MUTEX_INITIALIZER,
 		.work = PTHREAD_COND_INITIALIZER,
+		.slot = PTHREAD_COND_INITIALIZER,
 	};
 	P.order = opts->order ? opts->order : fastrm_order_by_name("auto");
 	P.nworkers = fit_workers(opts->workers);
@@ -952,6 +997,9 @@ FASTRM_EXPORT int fastrm_rmtree(char *const *paths,
 	/* XFS's inode windows, one set for all workers (without memory for
 	 * it, each worker makes its own when it needs them). */
 	struct xfs_windows *xw = xfs_windows_new();
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	P.xw = xw;
+	P.cpus = cpus < 1 ? 1 : (unsigned)cpus;
 	if (rc == 0 && (!w || !tid))
 		rc = -ENOMEM;
 	if (rc == 0) {
@@ -993,6 +1041,7 @@ FASTRM_EXPORT int fastrm_rmtree(char *const *paths,
 	if (stats) {
 		memset(stats, 0, sizeof *stats);
 		stats->workers = started + 1;
+		stats->workers_fitted = P.fitted;
 		stats->subtrees_shared = P.shared;
 	}
 	for (unsigned i = 0; w && rc == 0 && i < nw; i++) {

@@ -48,6 +48,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -83,7 +84,8 @@ struct xfs_windows {
 	unsigned long windows;   /* windows read on dev */
 	unsigned long hits;      /* directories found in a recent window */
 	bool off;                /* refused, did not pay, or fast, on dev */
-	int judged;              /* 0: not yet; 1: reads seek; -1: fast */
+	int judged;              /* 0: not yet; 1: reads seek; -1: they do not */
+	long us;                 /* the reads' mean, when judged by them */
 	uint64_t reads0, ms0;    /* dev's reads and their time at the start */
 	bool busy;               /* a window is being read */
 	bool started;            /* dev is set */
@@ -108,6 +110,16 @@ void xfs_windows_free(struct xfs_windows *w)
 	pthread_mutex_destroy(&w->lock);
 	free(w->buf);
 	free(w);
+}
+
+bool xfs_windows_fast(struct xfs_windows *w)
+{
+	if (!w)
+		return false;
+	pthread_mutex_lock(&w->lock);
+	bool fast = w->judged < 0 && w->us >= 0 && w->us < XFS_FAST_US;
+	pthread_mutex_unlock(&w->lock);
+	return fast;
 }
 
 long xfs_windows_inodes(struct xfs_windows *w)
@@ -147,6 +159,7 @@ static void start(struct xfs_windows *w, dev_t dev)
 	w->windows = w->hits = 0;
 	w->off = false;
 	w->judged = device_reads(dev, &w->reads0, &w->ms0) ? 0 : 1;
+	w->us = -1;
 }
 
 /* Under the lock: whether @dev's reads have been seen to cost a seek.
@@ -159,6 +172,7 @@ static bool reads_seek(struct xfs_windows *w, dev_t dev)
 			w->judged = 1;
 		} else if (reads >= w->reads0 + XFS_LATENCY_READS) {
 			uint64_t us = (ms - w->ms0) * 1000 / (reads - w->reads0);
+			w->us = us > LONG_MAX ? LONG_MAX : (long)us;
 			w->judged = us >= XFS_SEEK_US ? 1 : -1;
 			if (w->judged < 0)
 				w->off = true;
@@ -173,19 +187,21 @@ void xfs_windows_assume(struct xfs_windows *w, dev_t dev, bool seeking)
 	start(w, dev);
 	w->started = true;
 	w->judged = seeking ? 1 : -1;
+	w->us = seeking ? XFS_SEEK_US : 0;
 	w->off = !seeking;
 	pthread_mutex_unlock(&w->lock);
 }
 
 /* Under the lock: whether the window at @at should be read now; if so it
  * is marked as being read. */
-static bool claim(struct xfs_windows *w, dev_t dev, unsigned long long at)
+static bool claim(struct xfs_windows *w, dev_t dev, unsigned long long at,
+                  bool rotating)
 {
 	if (w->dev != dev || !w->started) {
 		start(w, dev);
 		w->started = true;
 	}
-	if (w->off || !reads_seek(w, dev))
+	if (w->off || !reads_seek(w, dev) || !rotating)
 		return false;
 	for (unsigned i = 0; i < w->nrecent; i++) {
 		if (w->recent[i] == at) {
@@ -230,14 +246,14 @@ static long read_window(struct bulk_ireq *req, int fd, unsigned long long at,
 }
 
 long xfs_window_at(struct xfs_windows *w, int fd, dev_t dev,
-                   unsigned long long ino)
+                   unsigned long long ino, bool rotating)
 {
 	if (!w)
 		return 0;
 	unsigned long long at = ino & ~(unsigned long long)(XFS_WINDOW - 1);
 	int saved = errno;
 	pthread_mutex_lock(&w->lock);
-	bool mine = claim(w, dev, at);
+	bool mine = claim(w, dev, at, rotating);
 	pthread_mutex_unlock(&w->lock);
 	long n = mine ? read_window(w->buf, fd, at, at + XFS_WINDOW) : 0;
 	errno = saved;

@@ -56,6 +56,10 @@ enum fastrm_rmtree_error {
 
 /** Stay on the file system of each path given (rm --one-file-system). */
 #define FASTRM_RMTREE_XDEV 0x1
+/** @workers is the most: fewer run at once where more only contend for
+ *  the CPU.  Today: on XFS, once the device's reads have been measured at
+ *  under 0.5 ms each, one worker per CPU at most (frm --jobs=auto). */
+#define FASTRM_RMTREE_FIT_WORKERS 0x2
 
 /** What fastrm_rmtree() is to do.  Zero-fill it, then set what is needed;
  *  set @size to sizeof (struct fastrm_rmtree_opts). */
@@ -69,7 +73,7 @@ struct fastrm_rmtree_opts {
 	/** Memory the ordering policies of all workers may hold together,
 	 *  plus at most 256 KiB per worker (0: FASTRM_DEFAULT_BUDGET). */
 	size_t memory;
-	unsigned flags;           /* FASTRM_RMTREE_XDEV */
+	unsigned flags;           /* FASTRM_RMTREE_XDEV, _FIT_WORKERS */
 	void *ctx;                /* passed to every callback */
 	/** A path given, about to be entered or removed: 0 to go on, anything
 	 *  else to leave it (the callback said why).  NULL: go on. */
@@ -90,6 +94,8 @@ struct fastrm_rmtree_opts {
 /** What a removal did (filled when @stats is not NULL). */
 struct fastrm_rmtree_stats {
 	unsigned workers;         /* worker threads that ran */
+	unsigned workers_fitted;  /* if not 0: the most that ran at once once
+	                             FASTRM_RMTREE_FIT_WORKERS fitted them */
 	size_t subtrees_shared;   /* directories handed to an idle worker */
 	size_t read_ahead_requests; /* reads of directory blocks asked of the
 	                               device ahead of the walks ("auto" on

@@ -122,6 +122,7 @@ OFF(struct fastrm_rmtree_opts, stop, 72);
 OFF(struct fastrm_rmtree_opts, reserved, 80);
 SIZE(struct fastrm_rmtree_stats, 64);
 OFF(struct fastrm_rmtree_stats, workers, 0);
+OFF(struct fastrm_rmtree_stats, workers_fitted, 4);
 OFF(struct fastrm_rmtree_stats, subtrees_shared, 8);
 OFF(struct fastrm_rmtree_stats, read_ahead_requests, 16);
 OFF(struct fastrm_rmtree_stats, read_ahead_bytes, 24);

@@ -20,7 +20,9 @@
  * memory), so the path from "auto" to a window on a seeking device is
  * measured by the benchmarks, not here; a window read once is a hit the
  * next time; no window holds more than XFS_WINDOW inodes and a batch;
- * nothing elsewhere.
+ * nothing elsewhere.  With FASTRM_RMTREE_FIT_WORKERS one worker per CPU
+ * runs at once once the image's (fast) reads are measured, and without it
+ * all do.
  * Without root or mkfs.xfs the image tests skip with the reason. */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -184,6 +186,8 @@ static int setup(void **state)
 	make_tree(m, "t2");
 	make_tree(m, "t3");
 	make_tree(m, "t4");
+	make_tree(m, "t5");
+	make_tree(m, "t6");
 	close(m);
 	return 0;
 }
@@ -434,7 +438,7 @@ static long windows_of(const char *name, long *inodes)
 	for (struct dirent *e; (e = readdir(d));) {
 		if (e->d_type != DT_DIR || e->d_name[0] == '.')
 			continue;
-		xfs_window_at(w, fd, top_st.st_dev, e->d_ino);
+		xfs_window_at(w, fd, top_st.st_dev, e->d_ino, true);
 		dirs++;
 	}
 	assert_int_equal(dirs, TREE_DIRS);
@@ -475,6 +479,48 @@ static void test_inode_windows(void **state)
 	assert_true(after + TREE_DIRS / 2 <= plain);
 }
 
+/* fastrm_rmtree of tree @name, cold, with @workers workers and @flags:
+ * the most that ran at once after they were fitted (0: not fitted). */
+static unsigned fitted(const char *name, unsigned workers, unsigned flags)
+{
+	char path[4300];
+	snprintf(path, sizeof path, "%.4200s/%s", mnt, name);
+	char *paths[] = { path, NULL };
+	struct fastrm_rmtree_opts o = { 0 };
+	o.size = sizeof o;
+	o.workers = workers;
+	o.flags = flags;
+	struct fastrm_rmtree_stats stats;
+	remount();
+	set_rotational('0');
+	assert_int_equal(fastrm_rmtree(paths, &o, &stats), 0);
+	struct stat st;
+	assert_int_equal(lstat(path, &st), -1);
+	assert_int_equal(stats.workers, workers);
+	return stats.workers_fitted;
+}
+
+/* FASTRM_RMTREE_FIT_WORKERS: the image's reads are fast (its file is in
+ * memory), so once they are measured one worker per CPU runs at once;
+ * without the flag, all of them. */
+static void test_fit_workers(void **state)
+{
+	(void)state;
+	NEED_IMAGE();
+	char was = read_rotational();
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if (cpus < 1)
+		cpus = 1;
+	unsigned workers = (unsigned)cpus + 4;
+	unsigned fit = fitted("t5", workers, FASTRM_RMTREE_FIT_WORKERS);
+	unsigned all = fitted("t6", workers, 0);
+	set_rotational(was);
+	printf("%u workers on %ld CPUs: %u at once with FASTRM_RMTREE_FIT_WORKERS "
+	       "(0: all), %u without\n", workers, cpus, fit, all);
+	assert_int_equal(fit, (unsigned)cpus);
+	assert_int_equal(all, 0);
+}
+
 static void test_window_hits_and_bounds(void **state)
 {
 	(void)state;
@@ -490,10 +536,10 @@ static void test_window_hits_and_bounds(void **state)
 	assert_int_equal(fstat(fd, &st), 0);
 	if (fs.f_type != 0x58465342) {
 		errno = 55;
-		assert_int_equal(xfs_window_at(w, fd, st.st_dev, st.st_ino), 0);
+		assert_int_equal(xfs_window_at(w, fd, st.st_dev, st.st_ino, true), 0);
 		assert_int_equal(errno, 55);
 	}
-	assert_int_equal(xfs_window_at(NULL, fd, st.st_dev, st.st_ino), 0);
+	assert_int_equal(xfs_window_at(NULL, fd, st.st_dev, st.st_ino, true), 0);
 	close(fd);
 	fx_cleanup(dir);
 	xfs_windows_free(w);
@@ -510,16 +556,18 @@ static void test_window_hits_and_bounds(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(fstat(fd, &st), 0);
 	xfs_windows_assume(w, st.st_dev, false);
-	assert_int_equal(xfs_window_at(w, fd, st.st_dev, st.st_ino), 0);
+	assert_int_equal(xfs_window_at(w, fd, st.st_dev, st.st_ino, true), 0);
 	xfs_windows_assume(w, st.st_dev, true);
+	/* a device that does not say it rotates: measured, never read */
+	assert_int_equal(xfs_window_at(w, fd, st.st_dev, st.st_ino, false), 0);
 	errno = 55;
-	long n = xfs_window_at(w, fd, st.st_dev, st.st_ino);
+	long n = xfs_window_at(w, fd, st.st_dev, st.st_ino, true);
 	assert_int_equal(errno, 55);
 	printf("one window: %ld inodes\n", n);
 	assert_true(n > TREE_FILES);
 	assert_true(n <= XFS_WINDOW + XFS_BULK_BATCH);
 	assert_int_equal(xfs_windows_inodes(w), n);
-	assert_int_equal(xfs_window_at(w, fd, st.st_dev, st.st_ino), 0);
+	assert_int_equal(xfs_window_at(w, fd, st.st_dev, st.st_ino, true), 0);
 	assert_int_equal(xfs_windows_inodes(w), n);
 	close(fd);
 	xfs_windows_free(w);
@@ -535,6 +583,7 @@ int main(void)
 		cmocka_unit_test(test_nothing_elsewhere),
 		cmocka_unit_test(test_inode_windows),
 		cmocka_unit_test(test_window_hits_and_bounds),
+		cmocka_unit_test(test_fit_workers),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -74,6 +74,7 @@ struct rm_options {
 	const struct fastrm_order *order;
 	size_t memory;
 	unsigned jobs;
+	bool jobs_auto;          /* --jobs=auto: the library may run fewer */
 };
 
 enum rm_status { RM_OK, RM_USER_ACCEPTED, RM_USER_DECLINED, RM_ERROR };
@@ -669,7 +670,7 @@ static bool prompt_is_silent(const struct rm_options *x)
 /* ------------------------------------------ --jobs=N: the library's pool */
 
 /* Workers that ran, and what was read ahead (--stats). */
-static unsigned workers_ran = 1;
+static unsigned workers_ran = 1, workers_fitted;
 static uintmax_t read_ahead_requests, read_ahead_bytes, index_lookups,
                  inodes_read_ahead;
 
@@ -733,7 +734,8 @@ static enum rm_status rm_pool(char *const *files, const struct rm_options *x)
 	o.workers = x->jobs;
 	o.order = x->order;
 	o.memory = x->memory;
-	o.flags = x->one_file_system ? FASTRM_RMTREE_XDEV : 0;
+	o.flags = (x->one_file_system ? FASTRM_RMTREE_XDEV : 0) |
+	          (x->jobs_auto ? FASTRM_RMTREE_FIT_WORKERS : 0);
 	o.ctx = (void *)x;
 	o.root = pool_root;
 	o.removed = pool_removed;
@@ -745,6 +747,7 @@ static enum rm_status rm_pool(char *const *files, const struct rm_options *x)
 	args_left = files[0] && files[1] ? SIZE_MAX : 0;
 	int rc = fastrm_rmtree(files, &o, &st);
 	workers_ran = st.workers;
+	workers_fitted = st.workers_fitted;
 	read_ahead_requests = st.read_ahead_requests;
 	read_ahead_bytes = st.read_ahead_bytes;
 	index_lookups = st.index_lookups;
@@ -813,6 +816,8 @@ static void print_stats(void)
 	        program_name, n, counters.files, counters.dirs,
 	        counters.failures, t, t > 0 ? (double)n / t : 0.0, ru.ru_maxrss,
 	        workers_ran, workers_ran == 1 ? "" : "s");
+	if (workers_fitted)
+		fprintf(stderr, " (then %u at once)", workers_fitted);
 	if (read_ahead_requests)
 		fprintf(stderr, ", read ahead %.1f MiB in %ju request%s",
 		        (double)read_ahead_bytes / 1048576.0, read_ahead_requests,
@@ -969,9 +974,10 @@ static int bad_order(const char *arg)
 }
 
 /* --jobs=N (1 to 64) or auto.  Returns 0, or -1 if @arg is neither. */
-static int parse_jobs(const char *arg, unsigned *jobs)
+static int parse_jobs(const char *arg, unsigned *jobs, bool *is_auto)
 {
-	if (strcmp(arg, "auto") == 0) {
+	*is_auto = strcmp(arg, "auto") == 0;
+	if (*is_auto) {
 		*jobs = auto_jobs();
 		return 0;
 	}
@@ -1071,7 +1077,7 @@ static int parse_options(int argc, char **argv, struct rm_options *x,
 			}
 			break;
 		case OPT_JOBS:
-			if (parse_jobs(optarg, &x->jobs) < 0) {
+			if (parse_jobs(optarg, &x->jobs, &x->jobs_auto) < 0) {
 				error_msg(0, "invalid number of jobs %s (1 to 64, or auto)",
 				          quote_always(0, optarg));
 				try_help();
@@ -1160,7 +1166,7 @@ int main(int argc, char **argv)
 	struct rm_options x = { .interactive = RMI_SOMETIMES,
 		                .order = fastrm_order_by_name("auto"),
 		                .memory = FASTRM_DEFAULT_BUDGET,
-		                .jobs = auto_jobs() };
+		                .jobs = auto_jobs(), .jobs_auto = true };
 	bool preserve_root = true, prompt_once = false;
 
 	if (argv[0] && *argv[0])
