@@ -302,23 +302,39 @@ static void test_index_read_ahead(void **state)
 	assert_true(remove + ahead <= plain_remove + ahead / 4);
 }
 
-/* fastrm_rmtree with "auto": on a device that says it rotates the index
- * is read ahead, on one that does not it is not; either way all goes. */
-static size_t auto_lookups(const char *name, char rotational)
+/* fastrm_rmtree of @name on the image with "auto", @workers and @flags
+ * (from a cold cache if @cold), on a device whose queue/rotational says
+ * @rotational: all of it goes.  Its device read requests; its statistics
+ * in *@stats. */
+static long rmtree_image(const char *name, unsigned workers, unsigned flags,
+                         bool cold, char rotational,
+                         struct fastrm_rmtree_stats *stats)
 {
 	char path[4300];
 	snprintf(path, sizeof path, "%.4200s/%s", mnt, name);
 	char *paths[] = { path, NULL };
 	struct fastrm_rmtree_opts o = { 0 };
 	o.size = sizeof o;
-	o.workers = 2;
+	o.workers = workers;
+	o.flags = flags;
 	o.order = fastrm_order_by_name("auto");
-	struct fastrm_rmtree_stats stats;
-	remount();
+	if (cold)
+		remount();
 	set_rotational(rotational);
-	assert_int_equal(fastrm_rmtree(paths, &o, &stats), 0);
+	long before = device_reads();
+	assert_int_equal(fastrm_rmtree(paths, &o, stats), 0);
+	long reads = device_reads() - before;
 	struct stat st;
 	assert_int_equal(lstat(path, &st), -1);
+	return reads;
+}
+
+/* "auto": on a device that says it rotates the index is read ahead, on
+ * one that does not it is not. */
+static size_t auto_lookups(const char *name, char rotational)
+{
+	struct fastrm_rmtree_stats stats;
+	rmtree_image(name, 2, 0, true, rotational, &stats);
 	return stats.index_lookups;
 }
 
@@ -336,17 +352,28 @@ static void test_auto_rotational_only(void **state)
 	assert_true(rotating >= NFILES / PROBE_EVERY);
 }
 
+/* A directory of the test's own (fx_mkdtemp), open: its path in *@dir,
+ * its stat in *@st, and whether it is on XFS. */
+static int own_dir(char **dir, struct stat *st, bool *xfs)
+{
+	*dir = fx_mkdtemp();
+	int fd = open(*dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	struct statfs fs;
+	assert_int_equal(fstatfs(fd, &fs), 0);
+	assert_int_equal(fstat(fd, st), 0);
+	*xfs = fs.f_type == 0x58465342;
+	return fd;
+}
+
 static void test_nothing_elsewhere(void **state)
 {
 	(void)state;
 	/* the test's own directory, unless it is XFS */
-	char *dir = fx_mkdtemp();
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	assert_true(fd >= 0);
-	struct statfs fs;
-	assert_int_equal(fstatfs(fd, &fs), 0);
+	char *dir;
 	struct stat st;
-	assert_int_equal(fstat(fd, &st), 0);
+	bool xfs;
+	int fd = own_dir(&dir, &st, &xfs);
 	struct entries e = { 0 };
 	e.v = calloc(NFILES, sizeof *e.v);
 	assert_non_null(e.v);
@@ -355,7 +382,7 @@ static void test_nothing_elsewhere(void **state)
 	/* a directory that looks large */
 	st.st_blocks = 1 << 20;
 	st.st_size = 4096;
-	if (fs.f_type != 0x58465342) {
+	if (!xfs) {
 		errno = 55;
 		assert_int_equal(dir_index_readahead(fd, &st, e.n, ent_name, &e), 0);
 		assert_int_equal(errno, 55);
@@ -390,28 +417,13 @@ static void test_nothing_elsewhere(void **state)
 
 /* ------------------------------------------------ the inode windows */
 
-/* fastrm_rmtree with "auto" of tree @name (from a cold cache if @cold),
- * on a device whose queue/rotational says @rotational: its device read
- * requests, and the inodes read ahead in *@ahead. */
+/* Tree @name removed (rmtree_image): its device read requests, and the
+ * inodes read ahead in *@ahead. */
 static long remove_tree(const char *name, bool cold, char rotational,
                         size_t *ahead)
 {
-	char path[4300];
-	snprintf(path, sizeof path, "%.4200s/%s", mnt, name);
-	char *paths[] = { path, NULL };
-	struct fastrm_rmtree_opts o = { 0 };
-	o.size = sizeof o;
-	o.workers = 4;
-	o.order = fastrm_order_by_name("auto");
 	struct fastrm_rmtree_stats stats;
-	if (cold)
-		remount();
-	set_rotational(rotational);
-	long before = device_reads();
-	assert_int_equal(fastrm_rmtree(paths, &o, &stats), 0);
-	long reads = device_reads() - before;
-	struct stat st;
-	assert_int_equal(lstat(path, &st), -1);
+	long reads = rmtree_image(name, 4, 0, cold, rotational, &stats);
 	*ahead = stats.inodes_read_ahead;
 	return reads;
 }
@@ -479,23 +491,13 @@ static void test_inode_windows(void **state)
 	assert_true(after + TREE_DIRS / 2 <= plain);
 }
 
-/* fastrm_rmtree of tree @name, cold, with @workers workers and @flags:
- * the most that ran at once after they were fitted (0: not fitted). */
+/* Tree @name removed cold with @workers workers and @flags
+ * (rmtree_image): the most that ran at once after they were fitted (0:
+ * not fitted). */
 static unsigned fitted(const char *name, unsigned workers, unsigned flags)
 {
-	char path[4300];
-	snprintf(path, sizeof path, "%.4200s/%s", mnt, name);
-	char *paths[] = { path, NULL };
-	struct fastrm_rmtree_opts o = { 0 };
-	o.size = sizeof o;
-	o.workers = workers;
-	o.flags = flags;
 	struct fastrm_rmtree_stats stats;
-	remount();
-	set_rotational('0');
-	assert_int_equal(fastrm_rmtree(paths, &o, &stats), 0);
-	struct stat st;
-	assert_int_equal(lstat(path, &st), -1);
+	rmtree_image(name, workers, flags, true, '0', &stats);
 	assert_int_equal(stats.workers, workers);
 	return stats.workers_fitted;
 }
@@ -527,14 +529,11 @@ static void test_window_hits_and_bounds(void **state)
 	struct xfs_windows *w = xfs_windows_new();
 	assert_non_null(w);
 	/* not XFS (the test's own directory, unless it is) */
-	char *dir = fx_mkdtemp();
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	assert_true(fd >= 0);
-	struct statfs fs;
-	assert_int_equal(fstatfs(fd, &fs), 0);
+	char *dir;
 	struct stat st;
-	assert_int_equal(fstat(fd, &st), 0);
-	if (fs.f_type != 0x58465342) {
+	bool xfs;
+	int fd = own_dir(&dir, &st, &xfs);
+	if (!xfs) {
 		errno = 55;
 		assert_int_equal(xfs_window_at(w, fd, st.st_dev, st.st_ino, true), 0);
 		assert_int_equal(errno, 55);
