@@ -111,8 +111,9 @@ void xfs_windows_free(struct xfs_windows *w);
  * not yet judged, not rotating).  Leaves errno alone. */
 long xfs_window_at(struct xfs_windows *w, int fd, dev_t dev,
                    unsigned long long ino, bool rotating);
-/* Whether the reads were measured and took less than XFS_FAST_US each. */
-bool xfs_windows_fast(struct xfs_windows *w);
+/* 1 if the reads were measured and took less than XFS_FAST_US each, -1
+ * if they took more (or cannot be measured), 0 while not yet known. */
+int xfs_windows_fast(struct xfs_windows *w);
 /* Inodes read in all of @w's windows. */
 long xfs_windows_inodes(struct xfs_windows *w);
 /* For the tests: take @dev's reads to seek (or not) without measuring. */

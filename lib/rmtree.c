@@ -141,6 +141,7 @@ struct pool {
 	struct xfs_windows *xw;/* the walks' XFS windows: their measure of reads */
 	unsigned cpus;         /* online, for FASTRM_RMTREE_FIT_WORKERS */
 	unsigned fitted;       /* if not 0: the most that may run at once */
+	bool fit_known;        /* whether to fit is decided */
 	unsigned running;      /* workers in a task and not waiting (fitted) */
 	pthread_cond_t slot;   /* running fell below fitted */
 	char *const *next_arg; /* paths given not yet queued */
@@ -780,15 +781,29 @@ static bool root_allowed(struct walk *k, FTSENT *ent)
  * it last.) */
 static void fit(struct pool *P)
 {
-	if (!(P->o->flags & FASTRM_RMTREE_FIT_WORKERS) || LOAD(P->nworkers) <= P->cpus)
+	if (!(P->o->flags & FASTRM_RMTREE_FIT_WORKERS) ||
+	    LOAD(P->nworkers) <= P->cpus)
+		return;
+	if (!LOAD(P->fit_known)) {
+		/* asked at each directory until the reads are measured */
+		int fast = P->o->flags & FASTRM_RMTREE_READS_FAST
+		                   ? 1 : xfs_windows_fast(P->xw);
+		if (fast == 0)
+			return;
+		pthread_mutex_lock(&P->lock);
+		if (fast > 0 && !P->fitted)
+			STORE(P->fitted, P->cpus);
+		STORE(P->fit_known, true);
+		pthread_mutex_unlock(&P->lock);
+	}
+	unsigned most = LOAD(P->fitted);
+	if (!most || LOAD(P->running) <= most)
 		return;
 	pthread_mutex_lock(&P->lock);
-	if (!P->fitted && xfs_windows_fast(P->xw))
-		P->fitted = P->cpus;
-	if (P->fitted && P->running > P->fitted) {
-		P->running--;
+	if (P->running > most) {
+		ADD(P->running, -1u);
 		pthread_cond_signal(&P->slot);
-		while (P->running >= P->fitted && !ended(P)) {
+		while (P->running >= most && !ended(P)) {
 			/* a stop is a flag set by a signal handler: look again */
 			struct timespec ts;
 			clock_gettime(CLOCK_REALTIME, &ts);
@@ -799,7 +814,7 @@ static void fit(struct pool *P)
 			}
 			pthread_cond_timedwait(&P->slot, &P->lock, &ts);
 		}
-		P->running++;
+		ADD(P->running, 1);
 	}
 	pthread_mutex_unlock(&P->lock);
 }
@@ -935,11 +950,11 @@ static void *work(void *arg)
 			P->tail = NULL;
 		ADD(P->nqueued, -1u);
 		ADD(P->idle, -1u);
-		P->running++;
+		ADD(P->running, 1);
 		pthread_mutex_unlock(&P->lock);
 		run_task(w, t);
 		pthread_mutex_lock(&P->lock);
-		P->running--;
+		ADD(P->running, -1u);
 		pthread_cond_signal(&P->slot);
 	}
 	pthread_mutex_unlock(&P->lock);

@@ -82,7 +82,8 @@ struct xfs_windows {
 	unsigned long long recent[XFS_WINDOWS_RECENT];
 	unsigned nrecent, next;
 	unsigned long windows;   /* windows read on dev */
-	unsigned long hits;      /* directories found in a recent window */
+	unsigned long hits;      /* entries found in a recent window (one per
+	                            directory and change of window) */
 	bool off;                /* refused, did not pay, or fast, on dev */
 	int judged;              /* 0: not yet; 1: reads seek; -1: they do not */
 	long us;                 /* the reads' mean, when judged by them */
@@ -112,12 +113,13 @@ void xfs_windows_free(struct xfs_windows *w)
 	free(w);
 }
 
-bool xfs_windows_fast(struct xfs_windows *w)
+int xfs_windows_fast(struct xfs_windows *w)
 {
 	if (!w)
-		return false;
+		return -1;
 	pthread_mutex_lock(&w->lock);
-	bool fast = w->judged < 0 && w->us >= 0 && w->us < XFS_FAST_US;
+	int fast = !w->started || w->judged == 0 ? 0
+	           : w->us >= 0 && w->us < XFS_FAST_US ? 1 : -1;
 	pthread_mutex_unlock(&w->lock);
 	return fast;
 }
