@@ -312,7 +312,7 @@ int dir_readahead(struct readahead_state *s, int fd, const struct stat *st,
 	if (!st || !S_ISDIR(st->st_mode))
 		return 0;
 	bool large = st->st_size >= READAHEAD_DIR_MIN;
-	if (!large && (!s || s->windows_off))
+	if (!large && !s)
 		return 0;
 	int saved = errno;
 	struct readahead_state local;
@@ -324,7 +324,7 @@ int dir_readahead(struct readahead_state *s, int fd, const struct stat *st,
 	if (dev >= 0) {
 		if (large)
 			whole(dev, fd, &mine);
-		else
+		else if (!s->windows_off) /* ext4's trial; XFS's is its own */
 			window(s, dev, fd, &mine);
 	}
 	s->entry_windows = s->kind == RA_XFS && !large && s != &local;
@@ -333,9 +333,8 @@ int dir_readahead(struct readahead_state *s, int fd, const struct stat *st,
 	s->total.extents += mine.extents;
 	s->total.requests += mine.requests;
 	s->total.bytes += mine.bytes;
-	s->total.inodes += mine.inodes;
 	errno = saved;
 	if (res)
 		*res = mine;
-	return mine.requests > 0 || mine.inodes > 0;
+	return mine.requests > 0;
 }

@@ -17,7 +17,8 @@ struct readahead_result {
 	long requests;  /* read requests asked of the device */
 	long long bytes;/* bytes asked for */
 	long lookups;   /* XFS: probe lookups made (dir_index_readahead) */
-	long inodes;    /* XFS: inodes read in windows (dir_entry_window) */
+	long inodes;    /* XFS: inodes read in windows (dir_entry_window;
+	                 * counted in readahead_state.total only) */
 };
 
 /* Small directories: ext4 puts the blocks of the directories of a flex
@@ -77,8 +78,8 @@ bool dev_rotational(dev_t dev);
  * node found through sysfs is used only if it is a block device whose
  * number is the directory's st_dev.  @s may be NULL (large directories
  * only; the device is opened and closed for the call).  Returns 1 when
- * reads were asked for or inodes read, 0 otherwise; fills *@res when @res
- * is not NULL; leaves errno alone. */
+ * reads were asked for, 0 otherwise; fills *@res when @res is not NULL;
+ * leaves errno alone. */
 int dir_readahead(struct readahead_state *s, int fd, const struct stat *st,
                   struct readahead_result *res);
 
