@@ -19,5 +19,9 @@
  * take the device's reads as measured fast from the first directory on,
  * so that the fitting runs whatever the machine's load. */
 #define FASTRM_RMTREE_READS_FAST 0x20000000u
+/* ...and for the tests only: take the reads of the first path's device
+ * as measured to seek, so that XFS's inode windows are read there (a
+ * test image's device is fast). */
+#define FASTRM_RMTREE_READS_SEEK 0x40000000u
 
 #endif

@@ -922,27 +922,62 @@ static const struct fastrm_order *auto_choose(struct fastrm_order_source *src)
 	return xfs ? &order_global_index : &order_global;
 }
 
+/* What auto keeps for a directory: one per level of a walk, so kept small
+ * (a chain of a million directories holds a million). */
 struct autostate {
 	const struct fastrm_order *p;
 	void *inner;
-	bool windows;          /* XFS: the entries' windows (readahead.h) */
 	unsigned long long at; /* the last entry's window */
+	/* A large directory sorted by inode: each window is asked for once,
+	 * and the windows stop once they are found sparse (readahead.h: the
+	 * directory's inodes lie among many others, an aged file system). */
+	unsigned long long inodes, held; /* inodes they read, entries held */
+	uint32_t run;          /* entries handed out in the current window */
+	uint32_t read;         /* windows read */
+	bool windows;          /* XFS: the entries' windows (readahead.h) */
+	bool sorted;
+	bool sparse;           /* ...they are: no more for this directory */
+	bool run_read;         /* the current window was read */
+};
+
+/* One call's entries on their way out through the windows. */
+struct window_call {
+	struct autostate *a;
 	struct fastrm_order_source *src;
 	fastrm_emit_fn fn;     /* what the entries go to */
 	void *ctx;
 };
 
+/* A sorted directory's window is left: count what it held. */
+static void window_left(struct autostate *a)
+{
+	if (!a->run_read)
+		return;
+	a->held += a->run;
+	a->sparse = xfs_windows_sparse(a->read, a->inodes, a->held);
+}
+
 /* Each entry handed out, after the window of its inode (XFS; one call per
  * change of window, the windows' own memory says whether it was read). */
 static int window_emit(void *ctx, const struct fastrm_dirent *d)
 {
-	struct autostate *a = ctx;
+	struct window_call *c = ctx;
+	struct autostate *a = c->a;
 	unsigned long long at = d->ino & ~(unsigned long long)(XFS_WINDOW - 1);
-	if (at != a->at) {
+	if (at != a->at && !a->sparse) {
+		if (a->sorted)
+			window_left(a);
 		a->at = at;
-		dir_entry_window(a->src->ra, a->src->fd, a->src->st->st_dev, d->ino);
+		a->run = 0;
+		long n = dir_entry_window(c->src->ra, c->src->fd,
+		                          c->src->st->st_dev, d->ino, a->sorted);
+		a->run_read = n > 0;
+		a->read += n > 0;
+		a->inodes += (unsigned long long)n;
 	}
-	return a->fn(a->ctx, d);
+	if (a->run < UINT32_MAX)
+		a->run++;
+	return c->fn(c->ctx, d);
 }
 
 static long auto_next(void **state, struct fastrm_order_source *src,
@@ -955,14 +990,13 @@ static long auto_next(void **state, struct fastrm_order_source *src,
 	if (fresh) {
 		a->p = auto_choose(src);
 		a->windows = src->st && dir_windows(src->ra);
+		a->sorted = a->p == &order_global_index;
 		a->at = ~0ULL;
 	}
 	if (!a->windows)
 		return a->p->next(&a->inner, src, max, fn, ctx);
-	a->src = src;
-	a->fn = fn;
-	a->ctx = ctx;
-	return a->p->next(&a->inner, src, max, window_emit, a);
+	struct window_call c = { a, src, fn, ctx };
+	return a->p->next(&a->inner, src, max, window_emit, &c);
 }
 
 static void auto_release(void *state)

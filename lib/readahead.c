@@ -170,12 +170,18 @@ bool dir_windows(const struct readahead_state *s)
 	return s && s->entry_windows;
 }
 
-long dir_entry_window(struct readahead_state *s, int fd, dev_t dev,
-                      unsigned long long ino)
+/* @s's XFS windows, made on first use. */
+static struct xfs_windows *windows_of(struct readahead_state *s)
 {
 	if (!s->xw && (s->xw = xfs_windows_new()))
 		s->xw_own = true;
-	long n = xfs_window_at(s->xw, fd, dev, ino, s->rotating);
+	return s->xw;
+}
+
+long dir_entry_window(struct readahead_state *s, int fd, dev_t dev,
+                      unsigned long long ino, bool sorted)
+{
+	long n = xfs_window_at(windows_of(s), fd, dev, ino, s->rotating, sorted);
 	s->total.inodes += n;
 	return n;
 }
@@ -327,7 +333,11 @@ int dir_readahead(struct readahead_state *s, int fd, const struct stat *st,
 		else if (!s->windows_off) /* ext4's trial; XFS's is its own */
 			window(s, dev, fd, &mine);
 	}
-	s->entry_windows = s->kind == RA_XFS && !large && s != &local;
+	/* XFS: windows as the entries go out, and the device's reads
+	 * measured from the first directory read on (xfsinodes.c). */
+	s->entry_windows = s->kind == RA_XFS && s != &local;
+	if (s->entry_windows)
+		xfs_windows_begin(windows_of(s), st->st_dev);
 	if (s == &local)
 		readahead_fini(&local);
 	s->total.extents += mine.extents;

@@ -68,9 +68,9 @@ bool dev_rotational(dev_t dev);
  * reading the directory afterwards finds them cached.  For a smaller one,
  * with a walk's state @s, it asks for the window around it (above).
  *
- * On XFS, on a device that says it rotates, a small directory's entries
- * get windows of inodes instead, as the walk hands them out (dir_windows
- * and dir_entry_window, below).
+ * On XFS, on a device that says it rotates, a directory's entries get
+ * windows of inodes instead, as the walk hands them out (dir_windows and
+ * dir_entry_window, below).
  *
  * It does nothing (returns 0) on any other file system, and wherever the
  * device cannot be read (not root, no device node, a container's device
@@ -83,19 +83,25 @@ bool dev_rotational(dev_t dev);
 int dir_readahead(struct readahead_state *s, int fd, const struct stat *st,
                   struct readahead_result *res);
 
-/* XFS (xfsinodes.c): the inodes of a small directory's entries, read
- * ahead.  For each entry, the aligned window of XFS_WINDOW inode numbers
- * (a stretch of the disk: 32 MiB with 512-byte inodes) that holds its
- * inode is read with XFS_IOC_BULKSTAT, XFS_BULK_BATCH inodes a call,
- * unless one of the last XFS_WINDOWS_RECENT windows holds it (a hit);
- * after XFS_WINDOW_TRIAL windows, no more if there were fewer hits than
- * windows.  Needs CAP_SYS_ADMIN (stops at the first refusal). */
+/* XFS (xfsinodes.c): the inodes of a directory's entries, read ahead.
+ * For each entry, the aligned window of XFS_WINDOW inode numbers (a
+ * stretch of the disk: 32 MiB with 512-byte inodes) that holds its inode
+ * is read with XFS_IOC_BULKSTAT, XFS_BULK_BATCH inodes a call, unless one
+ * of the last XFS_WINDOWS_RECENT windows holds it (a hit).  Small
+ * directories: after XFS_WINDOW_TRIAL windows, no more if there were
+ * fewer hits than windows.  A large directory handed out in inode order
+ * (auto's sort) asks for each window once: its windows stop, for that
+ * directory, once they are sparse (xfs_windows_sparse, order.c).  Needs
+ * CAP_SYS_ADMIN (stops at the first refusal). */
 #define XFS_WINDOW (64 * 1024)
 #define XFS_BULK_BATCH 2048
 #define XFS_WINDOWS_RECENT 256
 #define XFS_WINDOW_TRIAL 16
+#define XFS_WINDOW_SPARSE 64
+#define XFS_WINDOW_SPARSE_AFTER 4
 /* ...and only on a device whose first XFS_LATENCY_READS reads (from the
- * first small directory on) took XFS_SEEK_US or more each on average. */
+ * first XFS directory read on: xfs_windows_begin) took XFS_SEEK_US or
+ * more each on average. */
 #define XFS_LATENCY_READS 64
 #define XFS_SEEK_US 2000
 /* Reads that fast (the same measure) make a pool on XFS CPU-bound: see
@@ -106,29 +112,41 @@ struct xfs_windows;
  * window is read at a time; a thread that finds one being read goes on). */
 struct xfs_windows *xfs_windows_new(void);
 void xfs_windows_free(struct xfs_windows *w);
+/* The device's reads are measured from here on (@dev's first directory:
+ * for a large one, its reading and the index lookups, reads at random
+ * places, come before its first window; a sorted directory's own removals
+ * read forward and would measure less than a seek). */
+void xfs_windows_begin(struct xfs_windows *w, dev_t dev);
 /* For inode @ino of the file system of @fd (device @dev), which says it
  * rotates if @rotating (if not, the device's reads are only measured):
  * returns the inodes read (0 when none were: a hit, off, busy, refused,
- * not yet judged, not rotating).  Leaves errno alone. */
+ * not yet judged, not rotating).  @sorted: the entries come in inode
+ * order (not counted by the trial).  Leaves errno alone. */
 long xfs_window_at(struct xfs_windows *w, int fd, dev_t dev,
-                   unsigned long long ino, bool rotating);
+                   unsigned long long ino, bool rotating, bool sorted);
 /* 1 if the reads were measured and took less than XFS_FAST_US each, -1
  * if they took more (or cannot be measured), 0 while not yet known. */
 int xfs_windows_fast(struct xfs_windows *w);
+/* Whether a sorted directory's windows, @read of them so far, are sparse:
+ * past XFS_WINDOW_SPARSE_AFTER windows, more than XFS_WINDOW_SPARSE of
+ * the @inodes they read for each of the @held entries they held. */
+bool xfs_windows_sparse(unsigned long read, unsigned long long inodes,
+                        unsigned long long held);
 /* Inodes read in all of @w's windows. */
 long xfs_windows_inodes(struct xfs_windows *w);
 /* For the tests: take @dev's reads to seek (or not) without measuring. */
 void xfs_windows_assume(struct xfs_windows *w, dev_t dev, bool seeking);
 
 /* Whether, for the directory that dir_readahead() was last called for
- * with @s, the walk is to pass its entries to dir_entry_window() (XFS, a
- * small directory): windows where the device says it rotates, and the
- * measure of the device's reads either way. */
+ * with @s, the walk is to pass its entries to dir_entry_window() (XFS):
+ * windows where the device says it rotates, and the measure of the
+ * device's reads either way. */
 bool dir_windows(const struct readahead_state *s);
 /* The window of the entry with inode @ino of directory @fd (device @dev),
- * through @s's windows (made on first use).  Returns the inodes read. */
+ * through @s's windows (made on first use); @sorted as for
+ * xfs_window_at.  Returns the inodes read. */
 long dir_entry_window(struct readahead_state *s, int fd, dev_t dev,
-                      unsigned long long ino);
+                      unsigned long long ino, bool sorted);
 
 /* XFS (xfsindex.c): the leaf blocks of a large directory's hash index,
  * read before its entries are removed, by looking up made-up names that

@@ -1015,6 +1015,10 @@ FASTRM_EXPORT int fastrm_rmtree(char *const *paths,
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	P.xw = xw;
 	P.cpus = cpus < 1 ? 1 : (unsigned)cpus;
+	struct stat first;
+	if (xw && (opts->flags & FASTRM_RMTREE_READS_SEEK) && paths[0] &&
+	    lstat(paths[0], &first) == 0)
+		xfs_windows_assume(xw, first.st_dev, true);
 	if (rc == 0 && (!w || !tid))
 		rc = -ENOMEM;
 	if (rc == 0) {

@@ -33,15 +33,29 @@
  * large file system).  Bulkstat needs CAP_SYS_ADMIN; where XFS refuses,
  * windows stop at the first.
  *
+ * A large directory that auto sorts gets the same windows as its entries
+ * go out in inode order: each window is read once, ahead of the removals
+ * of its entries.  Without them, at 800,000 files on a disk that seeks,
+ * the removals read one inode cluster at a time, forward, but XFS writes
+ * back the blocks they dirtied meanwhile, each write a seek away and back;
+ * a window's clusters come in batches the disk serves in one sweep
+ * (doc/benchmarks.md, "XFS flat: windows of inodes in a sorted
+ * directory").  The trial below does not count them; order.c stops a
+ * directory's windows once they are sparse (xfs_windows_sparse).
+ *
  * Only where reads cost what a seek costs: a device may say it rotates
  * and serve reads in a tenth of a millisecond (the virtual disks of the
  * machines this was measured on do), and there windows only cost CPU
  * (bulkstat looks every inode up, and the removal again: 7 % slower on
  * the plain VM, doc/benchmarks.md).  So no window is read until the device
- * has served XFS_LATENCY_READS reads since the first small directory, and
- * none at all if those took less than XFS_SEEK_US each on average (the
- * device's own count of reads and of milliseconds spent on them, sysfs
- * stat; a device without one is taken at its word). */
+ * has served XFS_LATENCY_READS reads since the first XFS directory was
+ * read (xfs_windows_begin), and none at all if those took less than
+ * XFS_SEEK_US each on average (the device's own count of reads and of
+ * milliseconds spent on them, sysfs stat; a device without one is taken
+ * at its word).  For a large directory those are its own reading and its
+ * index lookups, reads at scattered places: its removal in inode order
+ * reads forward, mostly without a seek (measured from its first entry on,
+ * no window was read on the harness's one-head disk). */
 #define _GNU_SOURCE
 #include "readahead.h"
 
@@ -124,6 +138,13 @@ int xfs_windows_fast(struct xfs_windows *w)
 	return fast;
 }
 
+bool xfs_windows_sparse(unsigned long read, unsigned long long inodes,
+                        unsigned long long held)
+{
+	return read >= XFS_WINDOW_SPARSE_AFTER &&
+	       inodes / XFS_WINDOW_SPARSE > held;
+}
+
 long xfs_windows_inodes(struct xfs_windows *w)
 {
 	if (!w)
@@ -157,6 +178,7 @@ static bool device_reads(dev_t dev, uint64_t *reads, uint64_t *ms)
 static void start(struct xfs_windows *w, dev_t dev)
 {
 	w->dev = dev;
+	w->started = true;
 	w->nrecent = w->next = 0;
 	w->windows = w->hits = 0;
 	w->off = false;
@@ -187,27 +209,35 @@ void xfs_windows_assume(struct xfs_windows *w, dev_t dev, bool seeking)
 {
 	pthread_mutex_lock(&w->lock);
 	start(w, dev);
-	w->started = true;
 	w->judged = seeking ? 1 : -1;
 	w->us = seeking ? XFS_SEEK_US : 0;
 	w->off = !seeking;
 	pthread_mutex_unlock(&w->lock);
 }
 
-/* Under the lock: whether the window at @at should be read now; if so it
- * is marked as being read. */
-static bool claim(struct xfs_windows *w, dev_t dev, unsigned long long at,
-                  bool rotating)
+void xfs_windows_begin(struct xfs_windows *w, dev_t dev)
 {
-	if (w->dev != dev || !w->started) {
+	if (!w)
+		return;
+	pthread_mutex_lock(&w->lock);
+	if (w->dev != dev || !w->started)
 		start(w, dev);
-		w->started = true;
-	}
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* Under the lock: whether the window at @at should be read now; if so it
+ * is marked as being read.  A sorted directory's windows are not counted
+ * by the trial (each is asked for once). */
+static bool claim(struct xfs_windows *w, dev_t dev, unsigned long long at,
+                  bool rotating, bool sorted)
+{
+	if (w->dev != dev || !w->started)
+		start(w, dev);
 	if (w->off || !reads_seek(w, dev) || !rotating)
 		return false;
 	for (unsigned i = 0; i < w->nrecent; i++) {
 		if (w->recent[i] == at) {
-			w->hits++;
+			w->hits += !sorted;
 			return false;
 		}
 	}
@@ -218,7 +248,7 @@ static bool claim(struct xfs_windows *w, dev_t dev, unsigned long long at,
 	w->recent[w->next++ % XFS_WINDOWS_RECENT] = at;
 	if (w->nrecent < XFS_WINDOWS_RECENT)
 		w->nrecent++;
-	w->windows++;
+	w->windows += !sorted;
 	return true;
 }
 
@@ -248,14 +278,14 @@ static long read_window(struct bulk_ireq *req, int fd, unsigned long long at,
 }
 
 long xfs_window_at(struct xfs_windows *w, int fd, dev_t dev,
-                   unsigned long long ino, bool rotating)
+                   unsigned long long ino, bool rotating, bool sorted)
 {
 	if (!w)
 		return 0;
 	unsigned long long at = ino & ~(unsigned long long)(XFS_WINDOW - 1);
 	int saved = errno;
 	pthread_mutex_lock(&w->lock);
-	bool mine = claim(w, dev, at, rotating);
+	bool mine = claim(w, dev, at, rotating, sorted);
 	pthread_mutex_unlock(&w->lock);
 	long n = mine ? read_window(w->buf, fd, at, at + XFS_WINDOW) : 0;
 	errno = saved;

@@ -105,8 +105,8 @@ struct fastrm_rmtree_stats {
 	                             large XFS directory's hash index ahead
 	                             ("auto" on a rotating disk) */
 	size_t inodes_read_ahead; /* inodes XFS read ahead in windows around
-	                             small directories' entries ("auto" on a
-	                             rotating disk, as root) */
+	                             the entries ("auto" on a rotating disk,
+	                             as root) */
 	size_t reserved[2];
 };
 

@@ -39,6 +39,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -195,6 +196,8 @@ static int setup(void **state)
 	fx_make_flat(m, "b", NFILES);
 	fx_make_flat(m, "c", NFILES);
 	fx_make_flat(m, "d", NFILES);
+	fx_make_flat(m, "e", NFILES);
+	fx_make_flat(m, "f", NFILES);
 	fx_make_flat(m, "small", 100);
 	make_tree(m, "t1");
 	make_tree(m, "t2");
@@ -466,7 +469,7 @@ static long windows_of(const char *name, long *inodes)
 	for (struct dirent *e; (e = readdir(d));) {
 		if (e->d_type != DT_DIR || e->d_name[0] == '.')
 			continue;
-		xfs_window_at(w, fd, top_st.st_dev, e->d_ino, true);
+		xfs_window_at(w, fd, top_st.st_dev, e->d_ino, true, false);
 		dirs++;
 	}
 	assert_int_equal(dirs, TREE_DIRS);
@@ -509,6 +512,39 @@ static void test_inode_windows(void **state)
 	/* the removal then reads mostly the directories' blocks (one each):
 	 * without the windows it also reads about a cluster per directory */
 	assert_true(after + TREE_DIRS / 2 <= plain);
+}
+
+/* A large directory, which auto sorts by inode on a device that says it
+ * rotates: where the reads are taken to seek, its entries' windows are
+ * read (each once) as they go out, and the removal reads fewer requests
+ * (the windows' reads come in batches); where the reads are measured
+ * fast, none are read. */
+static void test_sorted_windows(void **state)
+{
+	(void)state;
+	NEED_IMAGE();
+	char was = read_rotational();
+	struct fastrm_rmtree_stats seek, fast;
+	long us;
+	struct statvfs vfs;
+	assert_int_equal(statvfs(mnt, &vfs), 0);
+	unsigned long long in_use = vfs.f_files - vfs.f_ffree;
+	long with = rmtree_image("e", 2, FASTRM_RMTREE_READS_SEEK, true, '1',
+	                         &seek, NULL);
+	long without = rmtree_image("f", 2, 0, true, '1', &fast, &us);
+	set_rotational(was);
+	printf("%d entries in one directory, auto: %ld reads with %zu inodes "
+	       "read ahead in windows (reads taken to seek); %ld reads with "
+	       "%zu (reads measured at %ld us)\n", NFILES, with,
+	       seek.inodes_read_ahead, without, fast.inodes_read_ahead, us);
+	/* all of the directory's inodes, in windows asked for once each (no
+	 * more than the file system's inodes in use, and a batch past the
+	 * last window's end) */
+	assert_true(seek.inodes_read_ahead >= NFILES);
+	assert_true(seek.inodes_read_ahead <= in_use + XFS_BULK_BATCH);
+	assert_true(with < without);
+	if (us < XFS_SEEK_US / 2)
+		assert_int_equal(fast.inodes_read_ahead, 0);
 }
 
 /* Tree @name removed cold with @workers workers and @flags
@@ -556,11 +592,20 @@ static void test_window_hits_and_bounds(void **state)
 	int fd = own_dir(&dir, &st, &xfs);
 	if (!xfs) {
 		errno = 55;
-		assert_int_equal(xfs_window_at(w, fd, st.st_dev, st.st_ino, true), 0);
+		assert_int_equal(xfs_window_at(w, fd, st.st_dev, st.st_ino, true, false), 0);
 		assert_int_equal(errno, 55);
 	}
-	assert_int_equal(xfs_window_at(NULL, fd, st.st_dev, st.st_ino, true), 0);
+	assert_int_equal(xfs_window_at(NULL, fd, st.st_dev, st.st_ino, true, false), 0);
 	close(fd);
+	/* a sorted directory's windows are sparse past the first few, when
+	 * they read many more inodes than they held entries */
+	assert_false(xfs_windows_sparse(XFS_WINDOW_SPARSE_AFTER - 1, 1000000, 0));
+	assert_true(xfs_windows_sparse(XFS_WINDOW_SPARSE_AFTER, 1000000, 0));
+	assert_true(xfs_windows_sparse(XFS_WINDOW_SPARSE_AFTER, 1000000,
+	                               1000000 / XFS_WINDOW_SPARSE - 1));
+	assert_false(xfs_windows_sparse(XFS_WINDOW_SPARSE_AFTER, 1000000,
+	                                1000000 / XFS_WINDOW_SPARSE));
+	assert_false(xfs_windows_sparse(100, 800000, 790000));
 	fx_cleanup(dir);
 	xfs_windows_free(w);
 	if (!have_image)
@@ -576,21 +621,40 @@ static void test_window_hits_and_bounds(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(fstat(fd, &st), 0);
 	xfs_windows_assume(w, st.st_dev, false);
-	assert_int_equal(xfs_window_at(w, fd, st.st_dev, st.st_ino, true), 0);
+	assert_int_equal(xfs_window_at(w, fd, st.st_dev, st.st_ino, true, false), 0);
 	xfs_windows_assume(w, st.st_dev, true);
 	/* a device that does not say it rotates: measured, never read */
-	assert_int_equal(xfs_window_at(w, fd, st.st_dev, st.st_ino, false), 0);
+	assert_int_equal(xfs_window_at(w, fd, st.st_dev, st.st_ino, false, false), 0);
 	errno = 55;
-	long n = xfs_window_at(w, fd, st.st_dev, st.st_ino, true);
+	long n = xfs_window_at(w, fd, st.st_dev, st.st_ino, true, false);
 	assert_int_equal(errno, 55);
 	printf("one window: %ld inodes\n", n);
 	assert_true(n > TREE_FILES);
 	assert_true(n <= XFS_WINDOW + XFS_BULK_BATCH);
 	assert_int_equal(xfs_windows_inodes(w), n);
-	assert_int_equal(xfs_window_at(w, fd, st.st_dev, st.st_ino, true), 0);
+	assert_int_equal(xfs_window_at(w, fd, st.st_dev, st.st_ino, true, false), 0);
 	assert_int_equal(xfs_windows_inodes(w), n);
-	close(fd);
 	xfs_windows_free(w);
+	/* the trial: XFS_WINDOW_TRIAL windows without a hit (here beyond
+	 * the file system's last inode: empty) turn the windows off, unless
+	 * they were a sorted directory's, each asked for once */
+	for (int sorted = 0; sorted < 2; sorted++) {
+		w = xfs_windows_new();
+		assert_non_null(w);
+		xfs_windows_assume(w, st.st_dev, true);
+		for (unsigned long long k = 1; k <= XFS_WINDOW_TRIAL; k++)
+			assert_int_equal(xfs_window_at(w, fd, st.st_dev, k << 48,
+			                               true, sorted), 0);
+		n = xfs_window_at(w, fd, st.st_dev, st.st_ino, true, sorted);
+		printf("after %d empty windows (%s): %ld inodes\n",
+		       XFS_WINDOW_TRIAL, sorted ? "sorted" : "small directories", n);
+		if (sorted)
+			assert_true(n > TREE_FILES);
+		else
+			assert_int_equal(n, 0);
+		xfs_windows_free(w);
+	}
+	close(fd);
 }
 
 int main(void)
@@ -603,6 +667,7 @@ int main(void)
 		cmocka_unit_test(test_nothing_elsewhere),
 		cmocka_unit_test(test_inode_windows),
 		cmocka_unit_test(test_window_hits_and_bounds),
+		cmocka_unit_test(test_sorted_windows),
 		cmocka_unit_test(test_fit_workers),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
