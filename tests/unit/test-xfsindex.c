@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Reading an XFS directory's hash index ahead (lib/xfsindex.c), and the
- * inodes around small XFS directories (lib/xfsinodes.c).
+ * inodes of XFS directories' entries in windows (lib/xfsinodes.c).
  *
  * Everywhere: the hash agrees with xfs_db's "hash" command on names of
  * every tail length, and a probe name is made for any hash (valid bytes
@@ -10,17 +10,23 @@
  * afterwards reads fewer blocks than it does without them, and the whole
  * of it (lookups and removal) reads no more; "auto" does it on a device
  * that says it rotates and not on one that does not; nothing on other
- * file systems or for small directories.  The inode windows: removing a
+ * file systems or for small directories.  The inode windows: the
  * windows of the entries of a tree's top directory, its small directories
  * (the device taken to seek), read most of the tree's inodes, and the removal
  * afterwards reads at most the directories' blocks and half as many
  * more, where without them it reads about a cluster per directory too;
  * "auto" reads none where the device does not rotate, nor on the image's
  * loop device made to say it rotates (its reads are fast: the file is in
- * memory), so the path from "auto" to a window on a seeking device is
- * measured by the benchmarks, not here; a window read once is a hit the
+ * memory), so "auto" reaches a window here only with the reads taken to
+ * seek (a tests-only flag; what windows gain on a seeking device is
+ * measured by the benchmarks); a window read once is a hit the
  * next time; no window holds more than XFS_WINDOW inodes and a batch;
- * nothing elsewhere.  With FASTRM_RMTREE_FIT_WORKERS one worker per CPU
+ * nothing elsewhere; 16 empty windows end a tree's windows (the trial)
+ * but not a sorted directory's, and the rule for sparse windows.  A
+ * large directory auto sorts, the reads taken to seek: its entries'
+ * windows read all its inodes, each window once, and the removal reads
+ * fewer requests; where the reads are measured fast, none are read.
+ * With FASTRM_RMTREE_FIT_WORKERS one worker per CPU
  * runs at once once the image's (fast) reads are measured, and without it
  * all do.
  * Without root or mkfs.xfs the image tests skip with the reason. */
