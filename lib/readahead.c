@@ -334,8 +334,11 @@ int dir_readahead(struct readahead_state *s, int fd, const struct stat *st,
 			window(s, dev, fd, &mine);
 	}
 	/* XFS: windows as the entries go out, and the device's reads
-	 * measured from the first directory read on (xfsinodes.c). */
-	s->entry_windows = s->kind == RA_XFS && s != &local;
+	 * measured from the first directory read on (xfsinodes.c); a large
+	 * directory's only where they may be read (the device says it
+	 * rotates: auto sorts it), each entry going through them. */
+	s->entry_windows = s->kind == RA_XFS && (!large || s->rotating) &&
+	                   s != &local;
 	if (s->entry_windows)
 		xfs_windows_begin(windows_of(s), st->st_dev);
 	if (s == &local)

@@ -72,6 +72,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 /* XFS_IOC_BULKSTAT, the v5 interface of Linux 5.3 on, as XFS's ioctl
@@ -102,6 +103,7 @@ struct xfs_windows {
 	int judged;              /* 0: not yet; 1: reads seek; -1: they do not */
 	long us;                 /* the reads' mean, when judged by them */
 	uint64_t reads0, ms0;    /* dev's reads and their time at the start */
+	long long sampled;       /* when they were last looked at (ms) */
 	bool busy;               /* a window is being read */
 	bool started;            /* dev is set */
 	long inodes;             /* inodes read, all devices */
@@ -175,6 +177,14 @@ static bool device_reads(dev_t dev, uint64_t *reads, uint64_t *ms)
 	              reads, &merges, &sectors, ms) == 4;
 }
 
+/* Milliseconds on a coarse clock (a few ms a tick, no system call). */
+static long long now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
+	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
 static void start(struct xfs_windows *w, dev_t dev)
 {
 	w->dev = dev;
@@ -183,14 +193,23 @@ static void start(struct xfs_windows *w, dev_t dev)
 	w->windows = w->hits = 0;
 	w->off = false;
 	w->judged = device_reads(dev, &w->reads0, &w->ms0) ? 0 : 1;
+	w->sampled = now_ms();
 	w->us = -1;
 }
 
 /* Under the lock: whether @dev's reads have been seen to cost a seek.
- * Until XFS_LATENCY_READS have been made since the first call, not yet. */
+ * Until XFS_LATENCY_READS have been made since the first call, not yet.
+ * The device's counts are looked at once per XFS_SAMPLE_MS at most: with
+ * everything in the cache nothing is read, and a walk would otherwise
+ * read them at every directory. */
+#define XFS_SAMPLE_MS 10
 static bool reads_seek(struct xfs_windows *w, dev_t dev)
 {
 	if (w->judged == 0) {
+		long long now = now_ms();
+		if (now - w->sampled < XFS_SAMPLE_MS)
+			return false;
+		w->sampled = now;
 		uint64_t reads, ms;
 		if (!device_reads(dev, &reads, &ms)) {
 			w->judged = 1;
