@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Reading the inodes around small XFS directories ahead, in windows
- * (readahead.h).
+/* Reading the inodes of XFS directories' entries ahead, in windows, as a
+ * walk hands the entries out (readahead.h).
  *
  * Why: in a tree of small directories on XFS, a directory of a few
  * entries lives in its inode, and XFS puts a directory's files' inodes
@@ -234,13 +234,19 @@ void xfs_windows_assume(struct xfs_windows *w, dev_t dev, bool seeking)
 	pthread_mutex_unlock(&w->lock);
 }
 
+/* Under the lock: the windows and the measure are @dev's from now on. */
+static void on_device(struct xfs_windows *w, dev_t dev)
+{
+	if (w->dev != dev || !w->started)
+		start(w, dev);
+}
+
 void xfs_windows_begin(struct xfs_windows *w, dev_t dev)
 {
 	if (!w)
 		return;
 	pthread_mutex_lock(&w->lock);
-	if (w->dev != dev || !w->started)
-		start(w, dev);
+	on_device(w, dev);
 	pthread_mutex_unlock(&w->lock);
 }
 
@@ -250,8 +256,7 @@ void xfs_windows_begin(struct xfs_windows *w, dev_t dev)
 static bool claim(struct xfs_windows *w, dev_t dev, unsigned long long at,
                   bool rotating, bool sorted)
 {
-	if (w->dev != dev || !w->started)
-		start(w, dev);
+	on_device(w, dev);
 	if (w->off || !reads_seek(w, dev) || !rotating)
 		return false;
 	for (unsigned i = 0; i < w->nrecent; i++) {
