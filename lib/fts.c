@@ -822,6 +822,20 @@ static int rewind_level(struct stream *st, struct level *L)
 	return 0;
 }
 
+/* Default mode, before level @L's directory is first read: open it and
+ * make it the working directory, as gnulib does before it reads a
+ * directory (it then gives up on one it cannot change into). */
+static int enter_cwd(struct stream *st, struct level *L)
+{
+	if (L->src.fd < 0) {
+		int fd = open_dir(st, L->dir);
+		if (fd < 0)
+			return -1;
+		level_set_fd(st, L, fd);
+	}
+	return cwd_set(st, (long)(L - st->lv));
+}
+
 /* ----------------------------------------------------------------- visit */
 
 static FTSENT *ret(struct stream *st, FTSENT *p)
@@ -970,6 +984,18 @@ FASTRM_EXPORT FTSENT *fastrm_fts_read(FTS *sp)
 				L->done = true;
 			}
 		}
+		if (!sp->fts_child && chdir_mode(st) && enter_cwd(st, L) < 0) {
+			/* Default mode, a directory that can be read but not
+			 * searched: as gnulib, no entries, and the directory
+			 * comes back as FTS_ERR (FTS_DNR if it cannot be read) */
+			p->fts_errno = errno;
+			p->fts_info = L->src.fd < 0 ? FTS_DNR : FTS_ERR;
+			if (pop_level(st, (size_t)p->fts_level) < 0) {
+				p->fts_errno = errno;
+				return stop(st);
+			}
+			return ret(st, p);
+		}
 		if (!sp->fts_child) {
 			enum build_result r = build(st, L, BATCH_ENTRIES);
 			if (r == BUILD_FATAL) {
@@ -1093,6 +1119,11 @@ FASTRM_EXPORT FTSENT *fastrm_fts_children(FTS *sp, int instr)
 	struct level *L = level_of(st, p);
 	sp->fts_child = NULL;
 	if (L->reading && rewind_level(st, L) < 0)
+		return NULL;
+	/* Default mode: as gnulib, no entries of a directory it cannot
+	 * change into, unless only their names are asked for */
+	if (chdir_mode(st) && instr != FTS_NAMEONLY && !L->reading &&
+	    enter_cwd(st, L) < 0)
 		return NULL;
 	enum build_result r = build(st, L, st->pub.fts_compar ? SIZE_MAX
 	                                                      : CHILDREN_ENTRIES);

@@ -86,13 +86,15 @@ static void gen(int dfd, int depth, unsigned *seed)
 			if (mkfifoat(dfd, name, 0644) < 0)
 				abort();
 		} else if (k < 94) {
-			/* Unreadable (for a non-root walker) and not empty. */
+			/* Unreadable, unsearchable or both (for a non-root
+			 * walker), and not empty. */
 			if (mkdirat(dfd, name, 0755) < 0)
 				abort();
 			int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY);
 			fx_write_file(sub, "inside", "x");
 			close(sub);
-			if (fchmodat(dfd, name, (rnd(seed) & 1) ? 0 : 0311, 0) < 0)
+			static const mode_t closed[] = { 0, 0311, 0644 };
+			if (fchmodat(dfd, name, closed[rnd(seed) % 3], 0) < 0)
 				abort();
 		} else {
 			fx_write_file(dfd, name, "");
@@ -582,6 +584,29 @@ static int moved_dir(void)
 	return bad;
 }
 
+/* A directory that can be read but not searched (mode 0644), holding a
+ * file and a subdirectory, walked by its owner (not root): in the default
+ * mode, gnulib returns it (FTS_D), then FTS_ERR with EACCES, and none of
+ * its entries; with FTS_CWDFD or FTS_NOCHDIR, its entries (FTS_NS). */
+static int unsearchable_dir(int root)
+{
+	char *dir = fx_mkdtemp();
+	char cmd[4200];
+	snprintf(cmd, sizeof cmd,
+	         "cd '%s' && mkdir -p t/u/s && : > t/u/f && : > t/g && chmod 644 t/u",
+	         dir);
+	if (system(cmd) != 0)
+		abort();
+	if (root)
+		chown_nobody(dir);
+	struct env ev = { dir, root, 0 };
+	char *roots[] = { "t", NULL };
+	struct child_args ca = { &ev, roots, "a directory that cannot be searched" };
+	int bad = in_child(child_thunk, &ca) != 0;
+	fx_cleanup(dir);
+	return bad;
+}
+
 int main(void)
 {
 	const char *e = getenv("FASTRM_DIFF_TREES");
@@ -629,10 +654,10 @@ int main(void)
 		compared++;
 		fx_cleanup(dir);
 	}
-	int special = symlink_chain() + moved_dir();
+	int special = symlink_chain() + moved_dir() + unsearchable_dir(root);
 	printf("%d trees compared, %d with differences; %d special cases differ\n",
 	       compared, failures, special);
 	failures += special;
-	printf("%d passed, %d failed\n", compared + 2 - failures, failures);
+	printf("%d passed, %d failed\n", compared + 3 - failures, failures);
 	return failures ? 1 : 0;
 }
