@@ -22,6 +22,10 @@
 /* ...and for the tests only: take the reads of the first path's device
  * as measured to seek, so that XFS's inode windows are read there (a
  * test image's device is fast). */
-#define FASTRM_RMTREE_READS_SEEK 0x40000000u
+#define FASTRM_RMTREE_READS_SEEK 0x10000000u
+
+/* Every test-only flag: each its own bit (tests/unit/test-rmtree.c). */
+#define FASTRM_RMTREE_TEST_FLAGS \
+	(FASTRM_RMTREE_SHARE_ALL | FASTRM_RMTREE_READS_FAST | FASTRM_RMTREE_READS_SEEK)
 
 #endif

@@ -79,6 +79,9 @@
 
 /* fts_number bits of an entry in a walk */
 #define NUM_KEEP   0x1  /* something below failed: keep this directory */
+#define NUM_ASKED  0x2  /* @ask said go on to its removal (not again) */
+#define NUM_DECLINED 0x4 /* @ask kept an entry in it: not read again when
+                            found not empty (that would ask again) */
 #define NUM_RETRY  0x100 /* times ENOTEMPTY was retried, in units of this */
 
 /* fts_pointer of a directory given away (its DP visit is not ours) */
@@ -113,6 +116,7 @@ struct node {
 	struct task *task;     /* the walk it is in */
 	unsigned pending;
 	bool failed, passed;   /* passed: its walk is done with it */
+	bool declined;         /* @ask kept something below: no reading again */
 	struct base *children; /* copy of its fd, for subtrees given away */
 	char *rel;             /* its fts_path in the task's walk */
 	bool root;             /* it is the task's root */
@@ -225,6 +229,26 @@ static bool report_failed(struct pool *P, const struct fastrm_rmtree_entry *e,
 		P->failures++;
 	pthread_mutex_unlock(&P->cb);
 	return counts;
+}
+
+/* The caller's @ask (GO without one). */
+static enum fastrm_rmtree_answer ask(struct pool *P,
+                                     const struct fastrm_rmtree_entry *e,
+                                     enum fastrm_rmtree_step step)
+{
+	if (!P->o->ask)
+		return FASTRM_RMTREE_GO;
+	pthread_mutex_lock(&P->cb);
+	int a = P->o->ask(P->o->ctx, e, step);
+	if (a != FASTRM_RMTREE_GO && a != FASTRM_RMTREE_KEEP &&
+	    a != FASTRM_RMTREE_REMOVE_EMPTY)
+		a = FASTRM_RMTREE_FAIL;
+	if (a == FASTRM_RMTREE_REMOVE_EMPTY && step != FASTRM_RMTREE_ENTER)
+		a = FASTRM_RMTREE_GO;
+	if (a == FASTRM_RMTREE_FAIL)
+		P->failures++;
+	pthread_mutex_unlock(&P->cb);
+	return (enum fastrm_rmtree_answer)a;
 }
 
 static void report_fatal(struct pool *P, int err)
@@ -369,8 +393,11 @@ static int reach_parent(const struct node *n, int *fd, const char **last)
 	return 0;
 }
 
-/* The outcome of removing a waiting directory. */
-enum outcome { REMOVED, KEPT, AGAIN };
+/* The outcome of removing a waiting directory: removed; kept (a failure
+ * counted, or the caller's choice: the directories above are kept too);
+ * a failure the caller ignored (those above go on); kept by @ask at its
+ * removal (those above go on, and are not read again); read again. */
+enum outcome { REMOVED, KEPT, IGNORED, DECLINED, AGAIN };
 
 /* Queue @n's directory, found not empty (entries were added meanwhile),
  * as a subtree to empty and remove again, once; @fd is its parent (owned
@@ -419,24 +446,34 @@ static enum outcome remove_node(struct pool *P, struct node *n)
 	const char *name = NULL;
 	int fd = -1;
 	int err = reach_parent(n, &fd, &name);
+	bool again = n->root && n->task->again; /* the second time */
+	struct fastrm_rmtree_entry e;
+	entry_of(&e, n->path, fd, name ? name : n->rel, &n->st, n->level, true);
+	if (!err && !again) {
+		enum fastrm_rmtree_answer a = ask(P, &e, FASTRM_RMTREE_REMOVE);
+		if (a != FASTRM_RMTREE_GO) {
+			if (fd >= 0)
+				close(fd);
+			return DECLINED;
+		}
+	}
 	if (!err && unlinkat(fd, name, AT_REMOVEDIR) < 0)
 		err = errno;
-	if (err == ENOTEMPTY && !(n->root && n->task->again)) {
+	if (err == ENOTEMPTY && !again && !n->declined) {
 		pthread_mutex_lock(&P->lock);
 		bool queued = queue_again(P, n, fd, name);
 		pthread_mutex_unlock(&P->lock);
 		if (queued)
 			return AGAIN;
 	}
-	struct fastrm_rmtree_entry e;
-	entry_of(&e, n->path, fd, name ? name : n->rel, &n->st, n->level, true);
+	enum outcome o = REMOVED;
 	if (!err)
 		report_removed(P, &e);
 	else
-		report_failed(P, &e, FASTRM_RMTREE_EREMOVE, err);
+		o = report_failed(P, &e, FASTRM_RMTREE_EREMOVE, err) ? KEPT : IGNORED;
 	if (fd >= 0)
 		close(fd);
-	return err ? KEPT : REMOVED;
+	return o;
 }
 
 static void node_free(struct pool *P, struct node *n)
@@ -456,20 +493,26 @@ static void node_free(struct pool *P, struct node *n)
 	free(n);
 }
 
-/* Count @n down (a subtree below it is done, @failed or not); remove what
- * is left waiting with nothing more below it, up the chain. */
-static void count_down(struct pool *P, struct node *n, bool failed)
+/* Count @n down (a subtree below it is done: @failed, it is to be kept,
+ * or not); remove what is left waiting with nothing more below it, up the
+ * chain. */
+static void count_down(struct pool *P, struct node *n, bool failed,
+                       bool declined)
 {
 	while (n) {
 		pthread_mutex_lock(&P->lock);
 		n->failed |= failed;
+		n->declined |= declined;
 		if (--n->pending > 0 || !n->passed) {
 			pthread_mutex_unlock(&P->lock);
 			return;
 		}
 		pthread_mutex_unlock(&P->lock);
 		enum outcome o = n->failed ? KEPT : remove_node(P, n);
+		/* a failure the caller ignores keeps nothing above it: the
+		 * directory above is still removed, or fails and says so */
 		failed = o == KEPT;
+		declined = o == DECLINED;
 		pthread_mutex_lock(&P->lock);
 		struct node *up = o == AGAIN ? NULL : n->up; /* the new task tells it */
 		node_free(P, n);
@@ -486,7 +529,9 @@ struct walk {
 	FTS *fts;
 	bool root_done;     /* the task's root was removed, or kept */
 	bool root_failed;   /* kept (a failure) */
+	bool root_declined; /* kept by @ask at its removal */
 	bool root_waits;    /* its node removes it once its subtrees are gone */
+	bool root_seen;     /* the caller's @root was asked about it */
 };
 
 /* Keep every directory above @ent in this walk (a failure below). */
@@ -498,6 +543,16 @@ static void keep_above(FTSENT *ent)
 			break;
 		p->fts_number |= NUM_KEEP;
 	}
+}
+
+/* Keep @ent, and so every directory above it, without a word: a failure
+ * said already, or the caller's choice. */
+static void keep_here(struct walk *k, FTSENT *ent)
+{
+	if (ent->fts_level != FTS_ROOTLEVEL)
+		keep_above(ent);
+	else
+		k->root_failed = k->root_done = true;
 }
 
 static void skip_tree(FTS *fts, FTSENT *ent)
@@ -609,8 +664,10 @@ static bool share(struct walk *k, FTSENT *ent)
 static bool pass_node(struct walk *k, FTSENT *ent, struct node *n, bool keep)
 {
 	struct pool *P = k->w->P;
+	bool nomem = false;
 	pthread_mutex_lock(&P->lock);
 	n->failed |= keep;
+	n->declined |= (ent->fts_number & NUM_DECLINED) != 0;
 	if (n->pending > 1) {
 		/* subtrees below are still being removed: it waits, and so does
 		 * what is above it */
@@ -626,14 +683,21 @@ static bool pass_node(struct walk *k, FTSENT *ent, struct node *n, bool keep)
 				pn->pending++;
 				n->up = pn;
 			} else {
-				/* no memory for the node above: keep it (and say so
-				 * once, as a failure of the walk) */
+				/* no memory for the node above: this directory
+				 * is kept, and so is what is above it (said below,
+				 * once) */
 				n->up = NULL;
 				n->failed = true;
-				ent->fts_parent->fts_number |= NUM_KEEP;
+				nomem = true;
 			}
 		}
 		pthread_mutex_unlock(&P->lock);
+		if (nomem) {
+			struct fastrm_rmtree_entry e;
+			entry_here(k, &e, ent, true);
+			report_failed(P, &e, FASTRM_RMTREE_EREMOVE, ENOMEM);
+			keep_above(ent);
+		}
 		if (ent->fts_level == FTS_ROOTLEVEL)
 			k->root_waits = true; /* its node reports to the task's up */
 		return false;
@@ -673,15 +737,27 @@ static void remove_entry(struct walk *k, FTSENT *ent)
 		pthread_mutex_unlock(&P->lock);
 	}
 	if (keep) {
-		if (!root)
-			keep_above(ent);
-		else
-			k->root_failed = k->root_done = true;
+		keep_here(k, ent);
 		return;
+	}
+	if (!(ent->fts_number & NUM_ASKED) && !(root && k->t->again)) {
+		entry_here(k, &e, ent, is_dir);
+		if (ask(P, &e, FASTRM_RMTREE_REMOVE) != FASTRM_RMTREE_GO) {
+			/* left, as GNU rm leaves what it was told to: the
+			 * directories above are still asked about, and fail
+			 * when not empty */
+			if (!root)
+				ent->fts_parent->fts_number |= NUM_DECLINED;
+			else
+				k->root_declined = k->root_done = true;
+			return;
+		}
+		ent->fts_number |= NUM_ASKED; /* not again, if it is read again */
 	}
 
 	int rc = unlinkat(fts->fts_cwd_fd, ent->fts_accpath, is_dir ? AT_REMOVEDIR : 0);
 	if (rc < 0 && errno == ENOTEMPTY && ent->fts_info == FTS_DP &&
+	    !(ent->fts_number & NUM_DECLINED) &&
 	    ent->fts_number / NUM_RETRY < NOTEMPTY_RETRIES) {
 		/* entries appeared meanwhile: read it again, a few times */
 		ent->fts_number += NUM_RETRY;
@@ -712,6 +788,39 @@ static void remove_entry(struct walk *k, FTSENT *ent)
 		keep_above(ent);
 }
 
+/* Directory @ent, just entered: what the caller says of it (@ask), unless
+ * it was asked already (a subtree handed over, or read again).  Returns
+ * true when the walk goes into it. */
+static bool enter(struct walk *k, FTSENT *ent)
+{
+	struct pool *P = k->w->P;
+	bool root = ent->fts_level == FTS_ROOTLEVEL;
+	if (!P->o->ask || ent->fts_number / NUM_RETRY || (root && k->t->check))
+		return true;
+	struct fastrm_rmtree_entry e;
+	entry_here(k, &e, ent, true);
+	enum fastrm_rmtree_answer a = ask(P, &e, FASTRM_RMTREE_ENTER);
+	if (a == FASTRM_RMTREE_GO)
+		return true;
+	skip_tree(k->fts, ent);
+	if (a != FASTRM_RMTREE_REMOVE_EMPTY) {
+		keep_here(k, ent);
+		return false;
+	}
+	/* found empty by the caller, who said yes: no second question */
+	if (unlinkat(k->fts->fts_cwd_fd, ent->fts_accpath, AT_REMOVEDIR) == 0) {
+		report_removed(P, &e);
+		k->root_done |= root;
+		return false;
+	}
+	bool counts = report_failed(P, &e, FASTRM_RMTREE_EREMOVE, errno);
+	if (root)
+		k->root_failed = counts, k->root_done = true;
+	else if (counts)
+		keep_above(ent);
+	return false;
+}
+
 static void visit(struct walk *k, FTSENT *ent)
 {
 	struct pool *P = k->w->P;
@@ -723,9 +832,17 @@ static void visit(struct walk *k, FTSENT *ent)
 		if (ent->fts_level == FTS_ROOTLEVEL) {
 			if (t->check && (ent->fts_statp->st_dev != t->dev ||
 			                 ent->fts_statp->st_ino != t->ino)) {
-				/* not the directory that was handed over */
-				entry_here(k, &e, ent, true);
-				k->root_failed = report_failed(P, &e, FASTRM_RMTREE_EWALK, ENOENT);
+				/* Not the directory that was handed over (or read
+				 * again): it was moved, and something else took its
+				 * name.  Below a directory of the removal, that
+				 * directory's rmdir finds what is there and reads it
+				 * again, or says it could not; a path given says so
+				 * here. */
+				if (!t->up) {
+					entry_here(k, &e, ent, true);
+					k->root_failed = report_failed(P, &e, FASTRM_RMTREE_EWALK,
+					                               ENOENT);
+				}
 				k->root_done = true;
 				skip_tree(k->fts, ent);
 				return;
@@ -733,7 +850,8 @@ static void visit(struct walk *k, FTSENT *ent)
 			if (!t->up)
 				t->rdev = ent->fts_statp->st_dev;
 			t->root_len = ent->fts_pathlen;
-		} else if (share(k, ent)) {
+			enter(k, ent);
+		} else if (enter(k, ent) && share(k, ent)) {
 			ent->fts_pointer = GIVEN_AWAY;
 			skip_tree(k->fts, ent);
 		}
@@ -760,7 +878,7 @@ static void visit(struct walk *k, FTSENT *ent)
 static bool root_allowed(struct walk *k, FTSENT *ent)
 {
 	struct pool *P = k->w->P;
-	if (k->t->up || !P->o->root)
+	if (k->t->up || k->t->again || !P->o->root || ent->fts_number / NUM_RETRY)
 		return true;
 	struct fastrm_rmtree_entry e;
 	entry_here(k, &e, ent, ent->fts_info == FTS_D);
@@ -838,8 +956,8 @@ static void run_task(struct worker *w, struct task *t)
 		fts_share_readahead(k.fts, &w->ra);
 		FTSENT *ent = NULL;
 		while (!ended(P) && (ent = fastrm_fts_read(k.fts)) != NULL) {
-			if (ent->fts_level == FTS_ROOTLEVEL && ent->fts_info != FTS_DP &&
-			    !root_allowed(&k, ent)) {
+			if (ent->fts_level == FTS_ROOTLEVEL && !k.root_seen &&
+			    (k.root_seen = true) && !root_allowed(&k, ent)) {
 				if (ent->fts_info == FTS_D)
 					skip_tree(k.fts, ent);
 				k.root_failed = k.root_done = true;
@@ -851,13 +969,9 @@ static void run_task(struct worker *w, struct task *t)
 		}
 		if (!ent && errno != 0 && !ended(P)) {
 			/* the walk cannot go on: as GNU rm after "fts_read
-			 * failed", the whole removal ends */
-			int err = errno;
-			struct fastrm_rmtree_entry e;
-			entry_of(&e, full_path(w, t->prefix, t->name, strlen(t->name)), t->base->fd,
-			         t->name, NULL, t->level, true);
-			report_failed(P, &e, FASTRM_RMTREE_EWALK, err);
-			report_fatal(P, err);
+			 * failed", the whole removal ends (the return value
+			 * says why) */
+			report_fatal(P, errno);
 		}
 		fastrm_fts_close(k.fts);
 	}
@@ -867,7 +981,7 @@ static void run_task(struct worker *w, struct task *t)
 	task_put(P, t);
 	pthread_mutex_unlock(&P->lock);
 	if (tell && up)
-		count_down(P, up, k.root_failed);
+		count_down(P, up, k.root_failed, k.root_declined);
 }
 
 /* Queue the next group of paths given, when the pool has run dry: one
@@ -984,8 +1098,13 @@ FASTRM_EXPORT int fastrm_rmtree(char *const *paths,
                                 const struct fastrm_rmtree_opts *opts,
                                 struct fastrm_rmtree_stats *stats)
 {
-	if (!paths || !opts || opts->size < sizeof *opts)
+	if (!paths || !opts || opts->size < sizeof *opts ||
+	    (opts->flags & ~(FASTRM_RMTREE_XDEV | FASTRM_RMTREE_FIT_WORKERS |
+	                     FASTRM_RMTREE_TEST_FLAGS)))
 		return -EINVAL;
+	for (size_t i = 0; i < sizeof opts->reserved / sizeof opts->reserved[0]; i++)
+		if (opts->reserved[i])
+			return -EINVAL; /* a later release's option: not ours */
 	struct pool P = {
 		.o = opts,
 		.lock = PTHREAD_MUTEX_INITIALIZER,

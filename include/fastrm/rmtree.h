@@ -18,7 +18,17 @@
  * Reports reach the caller through callbacks, one call at a time (the
  * library serialises them), from the worker threads.  A directory's
  * "removed" comes after those of every entry it held; the order between
- * different subtrees is not the serial one.
+ * different subtrees is not the serial one (with one worker, it is).
+ *
+ * The contract: when it returns 0, every path given is gone, but what the
+ * caller chose to keep (@ask, @root) or to ignore (@failed returning 0).
+ * Every entry left is accounted for by exactly one call of @failed (or
+ * @ask, @root): its own, or one of an entry below it (the directories
+ * above a failure are kept without a call of their own).  A failure that
+ * the caller ignores keeps nothing: the directories above it are still
+ * removed, or fail (and are reported) themselves.  What changes while it
+ * runs (a directory that gets new entries, or is replaced) is read again,
+ * a bounded number of times, and reported if it still cannot be removed.
  *
  * Return values: a count (>= 0), or a negative errno value.
  */
@@ -52,6 +62,25 @@ enum fastrm_rmtree_error {
 	FASTRM_RMTREE_EWALK,       /* a directory could not be read through */
 	FASTRM_RMTREE_ECYCLE,      /* a directory cycle (a corrupt file system) */
 	FASTRM_RMTREE_EXDEV,       /* on another file system (FASTRM_RMTREE_XDEV) */
+};
+
+/** What fastrm_rmtree() is about to do, when it calls @ask. */
+enum fastrm_rmtree_step {
+	FASTRM_RMTREE_ENTER = 1,  /* read directory @e, to remove what it holds */
+	FASTRM_RMTREE_REMOVE,     /* remove @e (a directory: now emptied) */
+};
+
+/** What @ask answers. */
+enum fastrm_rmtree_answer {
+	FASTRM_RMTREE_GO = 0,     /* go on */
+	FASTRM_RMTREE_KEEP,       /* leave @e (at ENTER: all it holds), and keep
+	                             the directories above it; not a failure
+	                             (rm -i, answered no) */
+	FASTRM_RMTREE_FAIL,       /* the same, counted as a failure (the
+	                             callback said why) */
+	FASTRM_RMTREE_REMOVE_EMPTY, /* at ENTER: the caller found the directory
+	                             empty: remove it now, without reading it
+	                             (if it is not empty, that is a failure) */
 };
 
 /** Stay on the file system of each path given (rm --one-file-system). */
@@ -88,7 +117,13 @@ struct fastrm_rmtree_opts {
 	/** When not NULL, polled between entries: once it is non-zero the
 	 *  workers stop after the entry in hand (a signal handler sets it). */
 	const volatile sig_atomic_t *stop;
-	void *reserved[4];
+	/** Since 0.3 (it was reserved): asked before each directory is read
+	 *  and before each entry is removed (prompts: rm -i); returns an enum
+	 *  fastrm_rmtree_answer (any other value: FASTRM_RMTREE_FAIL).  Asked
+	 *  once per step and entry, whichever worker meets it.  NULL: go on. */
+	int (*ask)(void *ctx, const struct fastrm_rmtree_entry *e,
+	           enum fastrm_rmtree_step step);
+	void *reserved[3];
 };
 
 /** What a removal did (filled when @stats is not NULL). */

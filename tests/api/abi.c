@@ -119,7 +119,8 @@ OFF(struct fastrm_rmtree_opts, root, 48);
 OFF(struct fastrm_rmtree_opts, removed, 56);
 OFF(struct fastrm_rmtree_opts, failed, 64);
 OFF(struct fastrm_rmtree_opts, stop, 72);
-OFF(struct fastrm_rmtree_opts, reserved, 80);
+OFF(struct fastrm_rmtree_opts, ask, 80); /* 0.3: was reserved[0] */
+OFF(struct fastrm_rmtree_opts, reserved, 88);
 SIZE(struct fastrm_rmtree_stats, 64);
 OFF(struct fastrm_rmtree_stats, workers, 0);
 OFF(struct fastrm_rmtree_stats, workers_fitted, 4);

@@ -123,7 +123,12 @@ struct seen {
 	enum fastrm_rmtree_error fail_what;
 	char fail_path[512];
 	bool ignore;           /* the failed callback ignores failures */
+	int ignore_errno;      /* ...or those with this errno */
 	const char *refuse;    /* the root callback refuses this path */
+	/* @ask: what it was asked, and what it answers */
+	char **asked;          /* "E path" or "R path", in order */
+	long nasked;
+	const char *keep_enter, *keep_remove, *empty;
 };
 
 static void on_removed(void *ctx, const struct fastrm_rmtree_entry *e)
@@ -148,7 +153,7 @@ static int on_failed(void *ctx, const struct fastrm_rmtree_entry *e,
 	assert_int_equal(pthread_mutex_trylock(&s->lock), 0);
 	if (getenv("RMTREE_DEBUG"))
 		fprintf(stderr, "failed: %s what %d: %s\n", e->path, what, strerror(err));
-	if (s->ignore) {
+	if (s->ignore || err == s->ignore_errno) {
 		s->ignored++;
 	} else {
 		s->failures++;
@@ -157,7 +162,39 @@ static int on_failed(void *ctx, const struct fastrm_rmtree_entry *e,
 		snprintf(s->fail_path, sizeof s->fail_path, "%s", e->path);
 	}
 	pthread_mutex_unlock(&s->lock);
-	return !s->ignore;
+	return !(s->ignore || err == s->ignore_errno);
+}
+
+static int on_ask(void *ctx, const struct fastrm_rmtree_entry *e,
+                  enum fastrm_rmtree_step step)
+{
+	struct seen *s = ctx;
+	assert_int_equal(pthread_mutex_trylock(&s->lock), 0);
+	s->asked = realloc(s->asked, (size_t)(s->nasked + 1) * sizeof *s->asked);
+	assert_non_null(s->asked);
+	assert_true(asprintf(&s->asked[s->nasked++], "%c %s",
+	                     step == FASTRM_RMTREE_ENTER ? 'E' : 'R', e->path) > 0);
+	pthread_mutex_unlock(&s->lock);
+	const char *p = e->path;
+	if (step == FASTRM_RMTREE_ENTER) {
+		assert_true(e->is_dir);
+		if (s->keep_enter && strcmp(p, s->keep_enter) == 0)
+			return FASTRM_RMTREE_KEEP;
+		if (s->empty && strcmp(p, s->empty) == 0)
+			return FASTRM_RMTREE_REMOVE_EMPTY;
+	} else if (s->keep_remove && strcmp(p, s->keep_remove) == 0) {
+		return FASTRM_RMTREE_KEEP;
+	}
+	return FASTRM_RMTREE_GO;
+}
+
+/* How many times @s's @ask was asked @what ("E path" or "R path"). */
+static long times_asked(const struct seen *s, const char *what)
+{
+	long n = 0;
+	for (long i = 0; i < s->nasked; i++)
+		n += strcmp(s->asked[i], what) == 0;
+	return n;
 }
 
 static int on_root(void *ctx, const struct fastrm_rmtree_entry *e)
@@ -173,6 +210,9 @@ static void seen_free(struct seen *s)
 	for (long i = 0; i < s->n; i++)
 		free(s->paths[i]);
 	free(s->paths);
+	for (long i = 0; i < s->nasked; i++)
+		free(s->asked[i]);
+	free(s->asked);
 }
 
 static int run(char **paths, unsigned workers, unsigned flags, struct seen *s,
@@ -186,6 +226,8 @@ static int run(char **paths, unsigned workers, unsigned flags, struct seen *s,
 	o.removed = on_removed;
 	o.failed = on_failed;
 	o.root = on_root;
+	if (s->keep_enter || s->keep_remove || s->empty || s->asked)
+		o.ask = on_ask;
 	pthread_mutex_init(&s->lock, NULL);
 	return fastrm_rmtree(paths, &o, st);
 }
@@ -453,6 +495,117 @@ static void not_empty(int times, int want_rc)
 static void test_not_empty_once(void **state) { (void)state; not_empty(1, 0); }
 static void test_not_empty_always(void **state) { (void)state; not_empty(-1, 1); }
 
+/* A failure the caller ignores keeps nothing above it: the directory
+ * above is still removed, or (here, where the ignored failure left the
+ * entry) read again and then reported not empty, once.  It is never left
+ * without a word ("odd" is a waiting directory, as in not_empty). */
+static void ignored_keeps_nothing(unsigned workers)
+{
+	assert_int_equal(mkdir("t", 0755), 0);
+	make_tree("t/odd", 4, 2);
+	fx_write_file(topfd, "t/f", "");
+	fail_name = "odd";
+	fail_errno = ENOTDIR; /* rm -f ignores it: "not there" */
+	struct seen s = { .ignore_errno = ENOTDIR };
+	char *paths[] = { "t", NULL };
+	assert_int_equal(run(paths, workers, FASTRM_RMTREE_SHARE_ALL, &s, NULL), 1);
+	assert_true(s.ignored >= 1);
+	assert_int_equal(s.failures, 1);
+	assert_string_equal(s.fail_path, "t");
+	assert_int_equal(s.fail_errno, ENOTEMPTY);
+	assert_int_equal(access("t/odd", F_OK), 0);
+	assert_int_equal(access("t/odd/d0", F_OK), -1);
+	assert_int_equal(access("t/f", F_OK), -1);
+	seen_free(&s);
+}
+
+static void test_ignored_one(void **state) { (void)state; ignored_keeps_nothing(1); }
+static void test_ignored_four(void **state) { (void)state; ignored_keeps_nothing(4); }
+
+/* @ask: each directory is asked about once before it is read, each entry
+ * once before its removal, whichever worker meets it. */
+static void ask_each_once(unsigned workers)
+{
+	long n = make_tree("t", 60, 3);
+	struct seen s = { .asked = calloc(1, sizeof (char *)) };
+	char *paths[] = { "t", NULL };
+	assert_int_equal(run(paths, workers, FASTRM_RMTREE_SHARE_ALL, &s, NULL), 0);
+	assert_int_equal(access("t", F_OK), -1);
+	check_reports(&s, n);
+	assert_int_equal(s.nasked, n + 60); /* every entry, and 60 directories */
+	for (long i = 0; i < s.nasked; i++)
+		assert_int_equal(times_asked(&s, s.asked[i]), 1);
+	assert_int_equal(times_asked(&s, "E t/d1"), 1);
+	assert_int_equal(times_asked(&s, "R t/d1/f0"), 1);
+	seen_free(&s);
+}
+
+static void test_ask_once_one(void **state) { (void)state; ask_each_once(1); }
+static void test_ask_once_four(void **state) { (void)state; ask_each_once(4); }
+
+/* Kept before it is read (rm -i, "descend into directory?" no): it stays
+ * with all it holds, the directories above stay, and that is no failure. */
+static void test_ask_keep_enter(void **state)
+{
+	(void)state;
+	make_tree("t", 30, 2);
+	struct seen s = { .keep_enter = "t/d1" };
+	char *paths[] = { "t", NULL };
+	assert_int_equal(run(paths, 1, 0, &s, NULL), 0);
+	assert_int_equal(s.failures, 0);
+	assert_int_equal(access("t/d1/f0", F_OK), 0);
+	assert_int_equal(access("t/d2", F_OK), -1);
+	assert_int_equal(times_asked(&s, "R t"), 0);
+	assert_int_equal(times_asked(&s, "E t/d1/d0"), 0);
+	seen_free(&s);
+}
+
+/* Kept at its removal (rm -i, "remove file?" no): as GNU rm, the
+ * directories above are still asked about; the one that holds it then
+ * fails (not empty), said once and not read again; those above it stay
+ * without a word. */
+static void test_ask_keep_remove(void **state)
+{
+	(void)state;
+	make_tree("t", 30, 2);
+	struct seen s = { .keep_remove = "t/d1/f0" };
+	char *paths[] = { "t", NULL };
+	assert_int_equal(run(paths, 1, 0, &s, NULL), 1);
+	assert_int_equal(s.failures, 1);
+	assert_string_equal(s.fail_path, "t/d1");
+	assert_int_equal(s.fail_errno, ENOTEMPTY);
+	assert_int_equal(times_asked(&s, "R t/d1/f0"), 1);
+	assert_int_equal(times_asked(&s, "R t/d1"), 1);
+	assert_int_equal(times_asked(&s, "R t"), 0);
+	assert_int_equal(access("t/d1/f0", F_OK), 0);
+	assert_int_equal(access("t/d1/f1", F_OK), -1);
+	seen_free(&s);
+}
+
+/* Found empty by the caller: removed at once, never asked again; a
+ * directory that was not empty after all is a failure. */
+static void test_ask_remove_empty(void **state)
+{
+	(void)state;
+	make_tree("t", 10, 1);
+	assert_int_equal(mkdir("t/e", 0755), 0);
+	struct seen s = { .empty = "t/e" };
+	char *paths[] = { "t", NULL };
+	assert_int_equal(run(paths, 1, 0, &s, NULL), 0);
+	assert_int_equal(access("t", F_OK), -1);
+	assert_int_equal(times_asked(&s, "R t/e"), 0);
+	seen_free(&s);
+
+	make_tree("t", 10, 1);
+	struct seen s2 = { .empty = "t/d1" };
+	assert_int_equal(run(paths, 1, 0, &s2, NULL), 1);
+	assert_string_equal(s2.fail_path, "t/d1");
+	assert_int_equal(s2.fail_errno, ENOTEMPTY);
+	assert_int_equal(access("t/d1/f0", F_OK), 0);
+	assert_int_equal(access("t/d2", F_OK), -1);
+	seen_free(&s2);
+}
+
 /* A stop set before the start: nothing is removed, -EINTR. */
 static void test_stop(void **state)
 {
@@ -484,6 +637,29 @@ static void test_bad_input(void **state)
 	o.size = sizeof o;
 	assert_int_equal(fastrm_rmtree(NULL, &o, NULL), -EINVAL);
 	assert_int_equal(fastrm_rmtree(paths, &o, NULL), 0);
+	/* a later release's option is refused, not ignored */
+	o.flags = 0x100;
+	assert_int_equal(fastrm_rmtree(paths, &o, NULL), -EINVAL);
+	o.flags = 0;
+	o.reserved[0] = &o;
+	assert_int_equal(fastrm_rmtree(paths, &o, NULL), -EINVAL);
+}
+
+/* The test-only flags are bits of their own, and none is a public one. */
+static void test_flag_bits(void **state)
+{
+	(void)state;
+	const unsigned flags[] = { FASTRM_RMTREE_XDEV, FASTRM_RMTREE_FIT_WORKERS,
+		                   FASTRM_RMTREE_SHARE_ALL, FASTRM_RMTREE_READS_FAST,
+		                   FASTRM_RMTREE_READS_SEEK };
+	unsigned seen = 0;
+	for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+		assert_int_equal(__builtin_popcount(flags[i]), 1);
+		assert_int_equal(seen & flags[i], 0);
+		seen |= flags[i];
+	}
+	assert_int_equal(FASTRM_RMTREE_TEST_FLAGS & (FASTRM_RMTREE_XDEV |
+	                                             FASTRM_RMTREE_FIT_WORKERS), 0);
 }
 
 int main(void)
@@ -504,8 +680,16 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_nested_paths, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_empty_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_empty_always, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ignored_one, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ignored_four, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ask_once_one, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ask_once_four, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ask_keep_enter, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ask_keep_remove, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ask_remove_empty, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stop, setup, teardown),
 		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_flag_bits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
