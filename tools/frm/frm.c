@@ -5,13 +5,12 @@
  *
  * The driver follows GNU coreutils 9.1 rm point for point: the options,
  * the refusals (/, . and .., directories without -r/-d), the prompts, the
- * messages (prefixed with argv[0] as invoked) and the exit status.  It
- * walks with the flags GNU rm uses (FTS_CWDFD|FTS_NOSTAT|FTS_PHYSICAL,
- * plus FTS_XDEV for --one-file-system) and removes each entry with
- * unlinkat() relative to fts_cwd_fd.  With --jobs=N and nothing that can
- * prompt, it hands the removal to libfastrm's fastrm_rmtree() with N
- * workers (subtrees and file arguments at once) and prints what the
- * callbacks report: the same messages and exit status, in another order.
+ * messages (prefixed with argv[0] as invoked) and the exit status.  The
+ * removal itself, and its rules (what is retried, what is kept above a
+ * failure, what is reported), are libfastrm's fastrm_rmtree(), with
+ * --jobs workers, or one where rm may prompt (GNU rm's order of
+ * questions); frm is the options, the refusals, the prompts and the
+ * messages, through the engine's callbacks.
  */
 #define _GNU_SOURCE
 #include <fastrm/fts.h>
@@ -42,10 +41,6 @@
 #endif
 
 static const char *program_name = "frm";
-
-/* A directory found not empty at its removal is read again this many
- * times (another process may be adding entries) before the error stands. */
-#define NOTEMPTY_RETRIES 3
 
 /* Set by SIGINT, SIGTERM, SIGHUP: stop after the current entry.  The
  * library's workers read it too (fastrm_rmtree's stop): the store is
@@ -284,12 +279,15 @@ static int write_protected(int dirfd, const char *name, struct stat *st,
 
 enum prompt_action { PA_DESCEND_INTO_DIR, PA_REMOVE_DIR };
 
-static enum rm_status prompt(FTS *fts, FTSENT *ent, bool is_dir,
+/* GNU rm's prompt() for entry @e (a directory if @is_dir) about to be
+ * entered or removed.  *@is_empty_p, when not NULL, says whether it was
+ * found empty (only a prompt needs to know). */
+static enum rm_status prompt(const struct fastrm_rmtree_entry *e, bool is_dir,
                              const struct rm_options *x,
                              enum prompt_action mode, int *is_empty_p)
 {
-	int dirfd = fts->fts_cwd_fd;
-	const char *name = ent->fts_accpath;
+	int dirfd = e->dirfd;
+	const char *name = e->name;
 	struct stat st;
 	bool have_st = false;
 	enum { T_UNKNOWN, T_DIR, T_LNK } type = is_dir ? T_DIR : T_UNKNOWN;
@@ -298,9 +296,6 @@ static enum rm_status prompt(FTS *fts, FTSENT *ent, bool is_dir,
 
 	if (is_empty_p)
 		*is_empty_p = 0;
-	/* A child could not be removed: keep the directory. */
-	if (ent->fts_number)
-		return RM_USER_DECLINED;
 	if (x->interactive == RMI_NEVER)
 		return RM_OK;
 	if (!x->ignore_missing &&
@@ -339,7 +334,7 @@ static enum rm_status prompt(FTS *fts, FTSENT *ent, bool is_dir,
 			wp_errno = EISDIR;
 		}
 	}
-	const char *q = quote_always(0, ent->fts_path);
+	const char *q = quote_always(0, e->path);
 	if (wp < 0) {
 		error_msg(wp_errno, "cannot remove %s", q);
 		return RM_ERROR;
@@ -381,81 +376,10 @@ static void say_removed(bool is_dir, const char *path)
 	progress_release();
 }
 
-/* A child of @dir failed: neither @dir nor any ancestor may be removed. */
-static void mark_dirs_from(FTSENT *dir)
-{
-	for (FTSENT *p = dir; p->fts_level >= FTS_ROOTLEVEL; p = p->fts_parent) {
-		if (p->fts_number)
-			break;
-		p->fts_number = 1;
-	}
-}
-
-static void mark_ancestor_dirs(FTSENT *ent)
-{
-	mark_dirs_from(ent->fts_parent);
-}
-
-static void skip_tree(FTS *fts, FTSENT *ent)
-{
-	fastrm_fts_set(fts, ent, FTS_SKIP);
-	/* Consume the entry's postorder visit. */
-	(void)fastrm_fts_read(fts);
-}
-
+/* What rm -f does not report: the entry is not there. */
 static bool nonexistent_errno(int e)
 {
 	return e == ENOENT || e == ENOTDIR || e == EILSEQ || e == EINVAL;
-}
-
-/* With EROFS, a missing file is still ignorable with -f: some kernels
- * report EROFS for missing files on read-only file systems. */
-static int refine_erofs(int err, int dirfd, const char *name)
-{
-	struct stat st;
-	if (err == EROFS &&
-	    fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT)
-		return ENOENT;
-	return err;
-}
-
-static enum rm_status excise(FTS *fts, FTSENT *ent,
-                             const struct rm_options *x, bool is_dir)
-{
-	int rc = unlinkat(fts->fts_cwd_fd, ent->fts_accpath,
-	                  is_dir ? AT_REMOVEDIR : 0);
-	if (rc != 0 && errno == ENOTEMPTY && ent->fts_info == FTS_DP &&
-	    (intptr_t)ent->fts_pointer < NOTEMPTY_RETRIES) {
-		/* Entries appeared while the directory was being emptied:
-		 * visit it again (a bounded number of times). */
-		ent->fts_pointer = (void *)((intptr_t)ent->fts_pointer + 1);
-		fastrm_fts_set(fts, ent, FTS_AGAIN);
-		return RM_OK;
-	}
-	if (rc == 0) {
-		if (is_dir)
-			counters.dirs++;
-		else
-			counters.files++;
-		if (x->verbose)
-			say_removed(is_dir, ent->fts_path);
-		if (x->progress)
-			progress_removed(ent->fts_path);
-		return RM_OK;
-	}
-	errno = refine_erofs(errno, fts->fts_cwd_fd, ent->fts_accpath);
-	if (x->ignore_missing && nonexistent_errno(errno))
-		return RM_OK;
-	/* rmdir of an unreadable directory says EISDIR/ENOTEMPTY...: the
-	 * error from opening it says more. */
-	if (ent->fts_info == FTS_DNR &&
-	    (errno == ENOTEMPTY || errno == EISDIR || errno == ENOTDIR ||
-	     errno == EEXIST) &&
-	    ent->fts_errno != 0)
-		errno = ent->fts_errno;
-	error_msg(errno, "cannot remove %s", quote_always(0, ent->fts_path));
-	mark_ancestor_dirs(ent);
-	return RM_ERROR;
 }
 
 /* The last component of @path, ignoring trailing slashes. */
@@ -533,7 +457,7 @@ static bool refuse_dir(const char *path, int dirfd, const char *accpath,
 		          "cannot remove %s", quote_always(0, path));
 		return true;
 	}
-	if (level != FTS_ROOTLEVEL)
+	if (level != 0)
 		return false;
 	if (last_is_dot_or_dotdot(accpath)) {
 		error_msg(0, "refusing to remove %s or %s directory: skipping %s",
@@ -580,86 +504,6 @@ static bool refuse_dir(const char *path, int dirfd, const char *accpath,
 	return false;
 }
 
-static enum rm_status rm_fts(FTS *fts, FTSENT *ent, const struct rm_options *x)
-{
-	switch (ent->fts_info) {
-	case FTS_D:
-		if (refuse_dir(ent->fts_path, fts->fts_cwd_fd, ent->fts_accpath,
-		               ent->fts_statp, ent->fts_level, x)) {
-			mark_ancestor_dirs(ent);
-			skip_tree(fts, ent);
-			return RM_ERROR;
-		}
-		{
-			int is_empty = 0;
-			enum rm_status s = prompt(fts, ent, true, x,
-			                          PA_DESCEND_INTO_DIR, &is_empty);
-			if (s == RM_USER_ACCEPTED && is_empty) {
-				/* Known empty: do not prompt a second time. */
-				s = excise(fts, ent, x, true);
-				if (s == RM_OK)
-					skip_tree(fts, ent);
-			}
-			if (s != RM_OK && s != RM_USER_ACCEPTED) {
-				mark_ancestor_dirs(ent);
-				skip_tree(fts, ent);
-			} else if (ent->fts_level == FTS_ROOTLEVEL && !is_empty) {
-				expect_entries(ent->fts_accpath, ent->fts_statp, x);
-			}
-			return s;
-		}
-
-	case FTS_F:
-	case FTS_NS:
-	case FTS_SL:
-	case FTS_SLNONE:
-	case FTS_DP:
-	case FTS_DNR:
-	case FTS_NSOK:
-	case FTS_DEFAULT: {
-		if (ent->fts_info == FTS_DP && x->one_file_system &&
-		    ent->fts_level > FTS_ROOTLEVEL &&
-		    ent->fts_statp->st_dev != fts->fts_dev) {
-			mark_ancestor_dirs(ent);
-			error_msg(0, "skipping %s, since it's on a different device",
-			          quote_always(0, ent->fts_path));
-			return RM_ERROR;
-		}
-		bool is_dir = ent->fts_info == FTS_DP || ent->fts_info == FTS_DNR;
-		enum rm_status s = prompt(fts, ent, is_dir, x, PA_REMOVE_DIR, NULL);
-		if (s != RM_OK && s != RM_USER_ACCEPTED)
-			return s;
-		return excise(fts, ent, x, is_dir);
-	}
-
-	case FTS_DC:
-		warn_cycle(ent->fts_path);
-		skip_tree(fts, ent);
-		return RM_ERROR;
-
-	case FTS_ERR:
-		error_msg(ent->fts_errno, "traversal failed: %s",
-		          quote_if_needed(0, ent->fts_path));
-		skip_tree(fts, ent);
-		return RM_ERROR;
-
-	default:
-		error_msg(0, "unexpected failure: fts_info=%d: %s",
-		          ent->fts_info, quote_if_needed(0, ent->fts_path));
-		abort();
-	}
-}
-
-static void tally(enum rm_status *status, enum rm_status s)
-{
-	if (s == RM_ERROR) {
-		counters.failures++;
-		*status = RM_ERROR;
-	} else if (s == RM_USER_DECLINED && *status == RM_OK) {
-		*status = RM_USER_DECLINED;
-	}
-}
-
 /* prompt() returns RM_OK for a non-directory without a look or a word. */
 static bool prompt_is_silent(const struct rm_options *x)
 {
@@ -667,19 +511,27 @@ static bool prompt_is_silent(const struct rm_options *x)
 	       (x->interactive != RMI_ALWAYS && (x->ignore_missing || !x->stdin_tty));
 }
 
-/* ------------------------------------------ --jobs=N: the library's pool */
+/* ------------------------------- the removal: libfastrm's fastrm_rmtree() */
 
 /* Workers that ran, and what was read ahead (--stats). */
 static unsigned workers_ran = 1, workers_fitted;
 static uintmax_t read_ahead_requests, read_ahead_bytes, index_lookups,
                  inodes_read_ahead;
 
-static int pool_root(void *ctx, const struct fastrm_rmtree_entry *e)
+/* The removal's rules (what is removed, retried, kept, reported) are the
+ * library's; what follows is rm's side of them: its refusals, its prompts,
+ * its messages and what -f leaves unsaid.  The library calls them one at a
+ * time. */
+
+/* A path given, before anything is done with it. */
+static int frm_root(void *ctx, const struct fastrm_rmtree_entry *e)
 {
 	const struct rm_options *x = ctx;
+	if (args_left > 0 && args_left != SIZE_MAX)
+		args_left--;
 	if (!S_ISDIR(e->st->st_mode))
 		return 0;
-	if (refuse_dir(e->path, e->dirfd, e->name, e->st, FTS_ROOTLEVEL, x)) {
+	if (refuse_dir(e->path, e->dirfd, e->name, e->st, 0, x)) {
 		counters.failures++;
 		return 1;
 	}
@@ -687,7 +539,47 @@ static int pool_root(void *ctx, const struct fastrm_rmtree_entry *e)
 	return 0;
 }
 
-static void pool_removed(void *ctx, const struct fastrm_rmtree_entry *e)
+/* A directory about to be read, or an entry about to be removed: what
+ * rm -i, -I and a write-protected file ask (one worker: GNU rm's order). */
+static int frm_ask(void *ctx, const struct fastrm_rmtree_entry *e,
+                   enum fastrm_rmtree_step step)
+{
+	const struct rm_options *x = ctx;
+	if (step == FASTRM_RMTREE_REMOVE) {
+		switch (prompt(e, e->is_dir, x, PA_REMOVE_DIR, NULL)) {
+		case RM_OK:
+		case RM_USER_ACCEPTED:
+			return FASTRM_RMTREE_GO;
+		case RM_USER_DECLINED:
+			return FASTRM_RMTREE_KEEP;
+		case RM_ERROR:
+			break;
+		}
+		counters.failures++;
+		return FASTRM_RMTREE_FAIL;
+	}
+	/* below a path given (frm_root refused those it had to) */
+	if (e->level > 0 && refuse_dir(e->path, e->dirfd, e->name, e->st, e->level, x)) {
+		counters.failures++;
+		return FASTRM_RMTREE_FAIL;
+	}
+	int is_empty = 0;
+	switch (prompt(e, true, x, PA_DESCEND_INTO_DIR, &is_empty)) {
+	case RM_OK:
+		return FASTRM_RMTREE_GO;
+	case RM_USER_ACCEPTED:
+		/* known empty: removed without a second question */
+		return is_empty ? FASTRM_RMTREE_REMOVE_EMPTY : FASTRM_RMTREE_GO;
+	case RM_USER_DECLINED:
+		return FASTRM_RMTREE_KEEP;
+	case RM_ERROR:
+		break;
+	}
+	counters.failures++;
+	return FASTRM_RMTREE_FAIL;
+}
+
+static void frm_removed(void *ctx, const struct fastrm_rmtree_entry *e)
 {
 	const struct rm_options *x = ctx;
 	if (e->is_dir)
@@ -696,14 +588,19 @@ static void pool_removed(void *ctx, const struct fastrm_rmtree_entry *e)
 		counters.files++;
 	if (x->verbose)
 		say_removed(e->is_dir, e->path);
-	if (x->progress)
+	if (x->progress) {
 		progress_removed(e->path);
+		if (e->level == 0 && e->is_dir)
+			progress_expect_end();
+	}
 }
 
-static int pool_failed(void *ctx, const struct fastrm_rmtree_entry *e,
-                       enum fastrm_rmtree_error what, int err)
+static int frm_failed(void *ctx, const struct fastrm_rmtree_entry *e,
+                      enum fastrm_rmtree_error what, int err)
 {
 	const struct rm_options *x = ctx;
+	if (e->level == 0 && e->is_dir)
+		progress_expect_end();
 	switch (what) {
 	case FASTRM_RMTREE_EREMOVE:
 		if (x->ignore_missing && nonexistent_errno(err))
@@ -725,26 +622,31 @@ static int pool_failed(void *ctx, const struct fastrm_rmtree_entry *e,
 	return 1;
 }
 
-/* Remove @files with the library's pool of x->jobs workers: subtrees and
- * arguments at once.  Only where nothing can prompt. */
-static enum rm_status rm_pool(char *const *files, const struct rm_options *x)
+/* Remove @files: with x->jobs workers, subtrees and arguments at once;
+ * with one where rm may prompt, so that its questions come in GNU rm's
+ * order. */
+static enum rm_status rm(char *const *files, const struct rm_options *x)
 {
+	bool prompts = !prompt_is_silent(x);
 	struct fastrm_rmtree_opts o = { 0 };
 	o.size = sizeof o;
-	o.workers = x->jobs;
+	o.workers = prompts ? 1 : x->jobs;
 	o.order = x->order;
 	o.memory = x->memory;
 	o.flags = (x->one_file_system ? FASTRM_RMTREE_XDEV : 0) |
 	          (x->jobs_auto ? FASTRM_RMTREE_FIT_WORKERS : 0);
 	o.ctx = (void *)x;
-	o.root = pool_root;
-	o.removed = pool_removed;
-	o.failed = pool_failed;
+	o.root = frm_root;
+	o.removed = frm_removed;
+	o.failed = frm_failed;
+	/* asked only where rm may prompt or refuse below a path given */
+	o.ask = prompts || !x->recursive ? frm_ask : NULL;
 	o.stop = &stop_signal;
-	struct fastrm_rmtree_stats st;
-	/* Arguments are removed at once: "the last one" means nothing, and
-	 * --progress estimates only a single argument. */
-	args_left = files[0] && files[1] ? SIZE_MAX : 0;
+	/* With workers, arguments are removed at once: "the last one" means
+	 * nothing, and --progress estimates only a single argument. */
+	if (o.workers > 1 && files[0] && files[1])
+		args_left = SIZE_MAX;
+	struct fastrm_rmtree_stats st = { 0 };
 	int rc = fastrm_rmtree(files, &o, &st);
 	workers_ran = st.workers;
 	workers_fitted = st.workers_fitted;
@@ -753,52 +655,11 @@ static enum rm_status rm_pool(char *const *files, const struct rm_options *x)
 	index_lookups = st.index_lookups;
 	inodes_read_ahead = st.inodes_read_ahead;
 	if (rc < 0 && rc != -EINTR) {
-		error_msg(-rc, "cannot remove");
+		/* the walk could not go on (as GNU rm, which stops there) */
+		error_msg(-rc, "fts_read failed");
 		return RM_ERROR;
 	}
 	return rc == 0 ? RM_OK : RM_ERROR;
-}
-
-static enum rm_status rm(char *const *files, const struct rm_options *x)
-{
-	if (x->jobs > 1 && prompt_is_silent(x))
-		return rm_pool(files, x);
-	enum rm_status status = RM_OK;
-	int flags = FTS_CWDFD | FTS_NOSTAT | FTS_PHYSICAL;
-	if (x->one_file_system)
-		flags |= FTS_XDEV;
-	FTS *fts = fastrm_fts_open(files, flags, NULL);
-	if (!fts) {
-		error_msg(errno, "fts_open failed");
-		exit(EXIT_FAILURE);
-	}
-	fastrm_fts_set_order(fts, x->order);
-	fastrm_fts_set_memory_budget(fts, x->memory);
-	for (;;) {
-		if (stop_signal)
-			break;
-		FTSENT *ent = fastrm_fts_read(fts);
-		if (!ent) {
-			int err = errno;
-			if (err != 0) {
-				error_msg(err, "fts_read failed");
-				status = RM_ERROR;
-			}
-			break;
-		}
-		if (ent->fts_level == FTS_ROOTLEVEL) {
-			if (ent->fts_info == FTS_DP)
-				progress_expect_end();
-			else if (args_left > 0)
-				args_left--;
-		}
-		tally(&status, rm_fts(fts, ent, x));
-	}
-	if (fastrm_fts_close(fts) != 0) {
-		error_msg(errno, "fts_close failed");
-		status = RM_ERROR;
-	}
-	return status;
 }
 
 static void print_stats(void)
