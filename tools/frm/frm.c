@@ -183,8 +183,9 @@ static void usage(void)
 "some of its contents, given sufficient expertise and/or time.  For greater\n"
 "assurance that the contents are truly unrecoverable, consider using shred(1).\n"
 "\n"
-"frm behaves as GNU rm 9.1; it walks with libfastrm, which never changes\n"
-"directory and keeps a bounded number of file descriptors open at any depth.\n",
+"frm behaves as GNU rm 9.1 (and, for -d on an inaccessible directory, as 9.2);\n"
+"it walks with libfastrm, which never changes directory and keeps a bounded\n"
+"number of file descriptors open at any depth.\n",
 	      stdout);
 }
 
@@ -232,33 +233,44 @@ static const char *file_type(const struct stat *st)
 	return "weird file";
 }
 
-/* True if @name (relative to @dirfd) is a directory with no entries. */
-static bool is_empty_dir(int dirfd, const char *name)
+/* What a directory holds, as GNU rm (9.2 on) asks: DS_EMPTY, DS_NONEMPTY,
+ * or, when it cannot be read, the errno value (> 0); DS_UNKNOWN until
+ * asked. */
+enum { DS_UNKNOWN = -2, DS_EMPTY = -1, DS_NONEMPTY = 0 };
+
+static int dir_status(int dirfd, const char *name)
 {
 	char buf[4096];
 	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOCTTY |
 	                                     O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
-		return false;
-	bool empty = true;
-	for (;;) {
+		return errno;
+	int status = DS_EMPTY;
+	while (status == DS_EMPTY) {
 		ssize_t n = getdents64(fd, buf, sizeof buf);
 		if (n <= 0) {
-			empty = empty && n == 0;
+			if (n < 0)
+				status = errno;
 			break;
 		}
 		for (ssize_t off = 0; off < n;) {
 			struct dirent64 *d = (struct dirent64 *)(buf + off);
 			const char *s = d->d_name;
 			if (!(s[0] == '.' && (!s[1] || (s[1] == '.' && !s[2]))))
-				empty = false;
+				status = DS_NONEMPTY;
 			off += d->d_reclen;
 		}
-		if (!empty)
-			break;
 	}
 	close(fd);
-	return empty;
+	return status;
+}
+
+/* *@status, found out on first need. */
+static int get_dir_status(int dirfd, const char *name, int *status)
+{
+	if (*status == DS_UNKNOWN)
+		*status = dir_status(dirfd, name);
+	return *status;
 }
 
 /* -1: cannot tell (errno set), 0: writable or a symlink, 1: not. */
@@ -280,11 +292,14 @@ static int write_protected(int dirfd, const char *name, struct stat *st,
 enum prompt_action { PA_DESCEND_INTO_DIR, PA_REMOVE_DIR };
 
 /* GNU rm's prompt() for entry @e (a directory if @is_dir) about to be
- * entered or removed.  *@is_empty_p, when not NULL, says whether it was
- * found empty (only a prompt needs to know). */
+ * entered or removed; *@status is the directory's (DS_*), found out only
+ * where a question needs it.  As GNU rm 9.2 on: under -d, a directory
+ * that cannot be read (EACCES) and may be empty is not refused: removing
+ * it is attempted (with -i: "attempt removal of inaccessible directory?",
+ * asked before its removal, not before reading it). */
 static enum rm_status prompt(const struct fastrm_rmtree_entry *e, bool is_dir,
                              const struct rm_options *x,
-                             enum prompt_action mode, int *is_empty_p)
+                             enum prompt_action mode, int *status)
 {
 	int dirfd = e->dirfd;
 	const char *name = e->name;
@@ -292,10 +307,7 @@ static enum rm_status prompt(const struct fastrm_rmtree_entry *e, bool is_dir,
 	bool have_st = false;
 	enum { T_UNKNOWN, T_DIR, T_LNK } type = is_dir ? T_DIR : T_UNKNOWN;
 	int wp = 0, wp_errno = 0;
-	bool is_empty = false;
 
-	if (is_empty_p)
-		*is_empty_p = 0;
 	if (x->interactive == RMI_NEVER)
 		return RM_OK;
 	if (!x->ignore_missing &&
@@ -305,12 +317,6 @@ static enum rm_status prompt(const struct fastrm_rmtree_entry *e, bool is_dir,
 	}
 	if (!wp && x->interactive != RMI_ALWAYS)
 		return RM_OK;
-	/* Only a prompt needs to know whether the directory is empty (GNU rm
-	 * reads it for every directory; the answer is the same). */
-	if (is_empty_p) {
-		is_empty = is_empty_dir(dirfd, name);
-		*is_empty_p = is_empty;
-	}
 
 	if (wp >= 0 && type == T_UNKNOWN) {
 		if (have_st ||
@@ -328,10 +334,12 @@ static enum rm_status prompt(const struct fastrm_rmtree_entry *e, bool is_dir,
 	if (wp >= 0) {
 		if (type == T_LNK && x->interactive != RMI_ALWAYS)
 			return RM_OK;
-		if (type == T_DIR &&
-		    !(x->recursive || (x->remove_empty_dirs && is_empty))) {
+		/* not -r: only -d's directories, not known to hold anything */
+		if (type == T_DIR && !x->recursive &&
+		    !(x->remove_empty_dirs &&
+		      get_dir_status(dirfd, name, status) != DS_NONEMPTY)) {
 			wp = -1;
-			wp_errno = EISDIR;
+			wp_errno = *status > 0 && !x->remove_empty_dirs ? *status : EISDIR;
 		}
 	}
 	const char *q = quote_always(0, e->path);
@@ -339,10 +347,22 @@ static enum rm_status prompt(const struct fastrm_rmtree_entry *e, bool is_dir,
 		error_msg(wp_errno, "cannot remove %s", q);
 		return RM_ERROR;
 	}
-	if (type == T_DIR && mode == PA_DESCEND_INTO_DIR && !is_empty) {
+	if (type == T_DIR && mode == PA_DESCEND_INTO_DIR &&
+	    get_dir_status(dirfd, name, status) == DS_NONEMPTY) {
 		progress_hold();
 		fprintf(stderr, wp ? "%s: descend into write-protected directory %s? "
 		                   : "%s: descend into directory %s? ",
+		        program_name, q);
+	} else if (type == T_DIR && *status > 0) {
+		/* it cannot be read: only -d may try to remove it */
+		if (!(x->remove_empty_dirs && *status == EACCES)) {
+			error_msg(*status, "cannot remove %s", q);
+			return RM_ERROR;
+		}
+		if (mode == PA_DESCEND_INTO_DIR)
+			return RM_OK; /* nothing to descend into: ask at its removal */
+		progress_hold();
+		fprintf(stderr, "%s: attempt removal of inaccessible directory %s? ",
 		        program_name, q);
 	} else {
 		if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
@@ -449,10 +469,13 @@ static void warn_cycle(const char *path)
  * --preserve-root=all.  Says why and returns true. */
 static bool refuse_dir(const char *path, int dirfd, const char *accpath,
                        const struct stat *st, int level,
-                       const struct rm_options *x)
+                       const struct rm_options *x, int *status)
 {
+	/* not -r: -d's directories, unless they are known to hold something
+	 * (one that cannot be read may be empty: its removal is tried) */
 	if (!x->recursive &&
-	    !(x->remove_empty_dirs && is_empty_dir(dirfd, accpath))) {
+	    !(x->remove_empty_dirs &&
+	      get_dir_status(dirfd, accpath, status) != DS_NONEMPTY)) {
 		error_msg(x->remove_empty_dirs ? ENOTEMPTY : EISDIR,
 		          "cannot remove %s", quote_always(0, path));
 		return true;
@@ -531,7 +554,8 @@ static int frm_root(void *ctx, const struct fastrm_rmtree_entry *e)
 		args_left--;
 	if (!S_ISDIR(e->st->st_mode))
 		return 0;
-	if (refuse_dir(e->path, e->dirfd, e->name, e->st, 0, x)) {
+	int status = DS_UNKNOWN;
+	if (refuse_dir(e->path, e->dirfd, e->name, e->st, 0, x, &status)) {
 		counters.failures++;
 		return 1;
 	}
@@ -545,8 +569,9 @@ static int frm_ask(void *ctx, const struct fastrm_rmtree_entry *e,
                    enum fastrm_rmtree_step step)
 {
 	const struct rm_options *x = ctx;
+	int status = DS_UNKNOWN;
 	if (step == FASTRM_RMTREE_REMOVE) {
-		switch (prompt(e, e->is_dir, x, PA_REMOVE_DIR, NULL)) {
+		switch (prompt(e, e->is_dir, x, PA_REMOVE_DIR, &status)) {
 		case RM_OK:
 		case RM_USER_ACCEPTED:
 			return FASTRM_RMTREE_GO;
@@ -559,17 +584,17 @@ static int frm_ask(void *ctx, const struct fastrm_rmtree_entry *e,
 		return FASTRM_RMTREE_FAIL;
 	}
 	/* below a path given (frm_root refused those it had to) */
-	if (e->level > 0 && refuse_dir(e->path, e->dirfd, e->name, e->st, e->level, x)) {
+	if (e->level > 0 &&
+	    refuse_dir(e->path, e->dirfd, e->name, e->st, e->level, x, &status)) {
 		counters.failures++;
 		return FASTRM_RMTREE_FAIL;
 	}
-	int is_empty = 0;
-	switch (prompt(e, true, x, PA_DESCEND_INTO_DIR, &is_empty)) {
+	switch (prompt(e, true, x, PA_DESCEND_INTO_DIR, &status)) {
 	case RM_OK:
 		return FASTRM_RMTREE_GO;
 	case RM_USER_ACCEPTED:
 		/* known empty: removed without a second question */
-		return is_empty ? FASTRM_RMTREE_REMOVE_EMPTY : FASTRM_RMTREE_GO;
+		return status == DS_EMPTY ? FASTRM_RMTREE_REMOVE_EMPTY : FASTRM_RMTREE_GO;
 	case RM_USER_DECLINED:
 		return FASTRM_RMTREE_KEEP;
 	case RM_ERROR:
@@ -671,12 +696,14 @@ static void print_stats(void)
 	double t = elapsed(&counters.start, &now);
 	uintmax_t n = counters.files + counters.dirs;
 	fprintf(stderr,
-	        "%s: removed %ju entries (%ju files, %ju directories), "
-	        "%ju failures, %.3f s, %.0f entries/s, peak memory %ld KiB, "
+	        "%s: removed %ju entr%s (%ju file%s, %ju director%s), "
+	        "%ju failure%s, %.3f s, %.0f entries/s, peak memory %ld KiB, "
 	        "%u worker%s",
-	        program_name, n, counters.files, counters.dirs,
-	        counters.failures, t, t > 0 ? (double)n / t : 0.0, ru.ru_maxrss,
-	        workers_ran, workers_ran == 1 ? "" : "s");
+	        program_name, n, n == 1 ? "y" : "ies", counters.files,
+	        counters.files == 1 ? "" : "s", counters.dirs,
+	        counters.dirs == 1 ? "y" : "ies", counters.failures,
+	        counters.failures == 1 ? "" : "s", t, t > 0 ? (double)n / t : 0.0,
+	        ru.ru_maxrss, workers_ran, workers_ran == 1 ? "" : "s");
 	if (workers_fitted)
 		fprintf(stderr, " (then %u at once)", workers_fitted);
 	if (read_ahead_requests)
@@ -690,6 +717,18 @@ static void print_stats(void)
 		fprintf(stderr, ", read %ju inode%s ahead", inodes_read_ahead,
 		        inodes_read_ahead == 1 ? "" : "s");
 	fputc('\n', stderr);
+}
+
+/* "SIGINT": the name a user types, not strsignal's "Interrupt". */
+static const char *signal_name(int sig)
+{
+	static char buf[24];
+	const char *abbrev = sigabbrev_np(sig);
+	if (abbrev)
+		snprintf(buf, sizeof buf, "SIG%s", abbrev);
+	else
+		snprintf(buf, sizeof buf, "signal %d", sig);
+	return buf;
 }
 
 /* --------------------------------------------------------------- main */
@@ -1003,8 +1042,9 @@ static int run(char **files, size_t n, struct rm_options *x,
 	progress_stop();
 	if (stop_signal) {
 		int sig = stop_signal;
-		error_msg(0, "interrupted by %s: stopped after removing %ju entries",
-		          strsignal(sig), counters.files + counters.dirs);
+		uintmax_t done = counters.files + counters.dirs;
+		error_msg(0, "interrupted by %s: stopped after removing %ju entr%s",
+		          signal_name(sig), done, done == 1 ? "y" : "ies");
 		if (x->stats)
 			print_stats();
 		fflush(stdout);
