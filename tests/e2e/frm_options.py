@@ -70,9 +70,21 @@ def refusals(top):
 
 
 def stats_counts(err):
-    m = re.search(r"removed (\d+) entries \((\d+) files, (\d+) directories\), "
-                  r"(\d+) failures", err)
+    m = re.search(r"removed (\d+) entr(?:y|ies) \((\d+) files?, (\d+) director(?:y|ies)\), "
+                  r"(\d+) failures?", err)
     return m.groups() if m else None
+
+
+def stats_words(top):
+    """--stats says 1 entry, 1 file, 1 failure, 1 directory (not "1 files")."""
+    open(os.path.join(top, "one"), "w").close()
+    st, out, err = run(["--stats", "one", "missing"], top)
+    check(st == 1 and "removed 1 entry (1 file, 0 directories), 1 failure, " in err,
+          "--stats in the singular: %r" % err)
+    os.mkdir(os.path.join(top, "d"))
+    st, out, err = run(["-r", "--stats", "d"], top)
+    check(st == 0 and "removed 1 entry (0 files, 1 directory), 0 failures, " in err,
+          "--stats, one directory: %r" % err)
 
 
 def same_with_jobs(top):
@@ -139,6 +151,7 @@ def main():
     top = make_test_dir()
     try:
         refusals(top)
+        stats_words(top)
         same_with_jobs(top)
         failures_with_jobs(top)
     finally:

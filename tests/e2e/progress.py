@@ -11,6 +11,7 @@ usage: progress.py FRM FAULT_LIB
 """
 import fcntl
 import os
+import re
 import pty
 import select
 import signal
@@ -63,12 +64,14 @@ def screen(data):
     return lines
 
 
-def run_on_pty(args, cwd, env, interrupt_after=None, stdout_pty=True):
-    """Run frm with stderr (and stdout) on a terminal COLS wide; return
-    (exit status, everything the terminal received, stdout if a pipe)."""
+def run_on_pty(args, cwd, env, interrupt_after=None, stdout_pty=True, argv0="frm",
+               cols=COLS):
+    """Run frm (as @argv0) with stderr (and stdout) on a terminal @cols wide;
+    return (exit status, everything the terminal received, stdout if a
+    pipe)."""
     master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, COLS, 0, 0))
-    p = subprocess.Popen(["frm"] + args, executable=FRM, cwd=cwd, env=env,
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, cols, 0, 0))
+    p = subprocess.Popen([argv0] + args, executable=FRM, cwd=cwd, env=env,
                          stdin=subprocess.DEVNULL,
                          stdout=slave if stdout_pty else subprocess.PIPE,
                          stderr=slave)
@@ -192,6 +195,27 @@ with test_dir() as top:
                  int(w.split(" removed")[0].split()[-1]) <= 12001]
         check(rc == 0 and early and not any("left" in w for w in early),
               "no estimate before the last argument", repr(early[-3:]))
+
+# 7. Started by a long path, on a narrow terminal, with the time left: the
+# line starts with frm's name, and what does not fit goes field by field,
+# never cut inside one.
+with test_dir() as top:
+    fs = subprocess.run(["stat", "-f", "-c", "%T", top], capture_output=True, text=True).stdout.strip()
+    if fs != "tmpfs":
+        print("skip the narrow line: %s is on %s, not tmpfs" % (top, fs))
+    else:
+        tree(top, 12000)
+        slow_some = dict(env, LD_PRELOAD=FAULT, FASTRM_FAULT="unlinkat:DELAY:f0:0:150")
+        long_name = "/usr/local/lib/some/long/place/to/keep/programs/in/bin/frm"
+        rc, out, _ = run_on_pty(["-r", "--progress", "t"], top, slow_some,
+                                argv0=long_name, cols=50)
+        drawn = [w.replace("\033[K", "") for w in out.split("\r") if " removed" in w]
+        field = re.compile(r"^frm: \d+ removed(, \d+/s)?(, \d+:\d\d elapsed)?"
+                           r"(, about \d+:\d\d left)?(  .*)?$")
+        check(rc == 0 and drawn and all(field.match(w) and len(w) <= 47 for w in drawn),
+              "a narrow line keeps whole fields", repr([w for w in drawn if not field.match(w)][:3] or drawn[-2:]))
+        check(any("left" in w for w in drawn), "the time left is kept before the rate",
+              repr(drawn[-2:]))
 
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -39,9 +39,9 @@ for sig in (signal.SIGINT, signal.SIGTERM):
         p.send_signal(sig)
         err = p.communicate(timeout=30)[1].decode()
         took = time.monotonic() - t0
-        ok = (p.returncode == -sig and "interrupted by" in err
-              and took < 5 and os.path.isdir(t))
         name = signal.Signals(sig).name
+        ok = (p.returncode == -sig and ("interrupted by %s: " % name) in err
+              and took < 5 and os.path.isdir(t))
         print("%s %s: exit %s, stopped in %.2f s, stderr %r" %
               ("ok  " if ok else "FAIL", name, p.returncode, took, err.strip()[:120]))
         passed, failed = passed + ok, failed + (not ok)

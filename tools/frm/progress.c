@@ -118,25 +118,40 @@ static void time_left(char *buf, size_t size, uintmax_t removed,
 	snprintf(buf, size, ", about %s left", clk);
 }
 
-/* Draw the line; called with the lock held. */
+/* Draw the line; called with the lock held.  Fields that do not fit go
+ * whole (the path's tail first, then the rate, the elapsed time, the time
+ * left), never cut in the middle. */
 static void draw(void)
 {
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	uintmax_t n = atomic_load_explicit(&pg.removed, memory_order_relaxed);
 	double t = seconds(&pg.start, &now);
-	char clk[32], left[64], head[192];
+	char clk[32], count[96], rate[48], elapsed[48], left[64], head[256];
 	progress_clock(clk, sizeof clk, t);
 	time_left(left, sizeof left, n, &now);
-	int h = snprintf(head, sizeof head, "%s: %ju removed, %.0f/s, %s elapsed%s",
-	                 pg.name, n, t > 0 ? (double)n / t : 0.0, clk, left);
+	snprintf(count, sizeof count, "%s: %ju removed", pg.name, n);
+	snprintf(rate, sizeof rate, ", %.0f/s", t > 0 ? (double)n / t : 0.0);
+	snprintf(elapsed, sizeof elapsed, ", %s elapsed", clk);
+	/* Three columns stay free, so that neither the line nor the
+	 * terminal's echo of ^C after it wraps: clearing the line then
+	 * clears it all. */
+	long width = (long)columns() - LINE_SPARE;
+	char *optional[] = { rate, elapsed, left }; /* dropped in this order */
+	for (size_t i = 0; i < 3; i++) {
+		long h = (long)(strlen(count) + strlen(rate) + strlen(elapsed) + strlen(left));
+		if (h <= width)
+			break;
+		optional[i][0] = '\0';
+	}
+	int h = snprintf(head, sizeof head, "%s%s%s%s", count, rate, elapsed, left);
 	if (h < 0)
 		return;
-	/* The path gets what is left of the width, its tail first.  Three
-	 * columns stay free, so that neither the line nor the terminal's
-	 * echo of ^C after it wraps: clearing the line then clears it all. */
+	if (h > width) /* a terminal narrower than the count alone */
+		head[width > 0 ? width : 0] = '\0';
+	/* The path gets what is left of the width, its tail first. */
 	char tail[sizeof pg.path + 4] = "";
-	long room = (long)columns() - LINE_SPARE - 2 - h;
+	long room = width - 2 - h;
 	size_t len = strlen(pg.path);
 	if (room >= 8 && len > 0) {
 		const char *p = pg.path;
@@ -152,8 +167,6 @@ static void draw(void)
 			tail[t0 + i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
 			tail[t0 + i + 1] = '\0';
 		}
-	} else if ((long)columns() - LINE_SPARE < h) {
-		head[columns() - LINE_SPARE] = '\0';
 	}
 	fprintf(stderr, "\r%s%s%s\033[K", head, tail[0] ? "  " : "", tail);
 	fflush(stderr);
@@ -197,7 +210,10 @@ bool progress_start(const char *program_name)
 {
 	if (pg.running || !isatty(STDERR_FILENO))
 		return false;
-	pg.name = program_name;
+	/* the line starts with the program's name, not the path it was
+	 * started by (messages keep argv[0], as GNU rm's) */
+	const char *slash = strrchr(program_name, '/');
+	pg.name = slash && slash[1] ? slash + 1 : program_name;
 	pg.stdout_tty = isatty(STDOUT_FILENO);
 	clock_gettime(CLOCK_MONOTONIC, &pg.start);
 
