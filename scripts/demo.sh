@@ -26,3 +26,6 @@ if [ -e "$demo/tree" ]; then
 	exit 1
 fi
 echo "demo: $demo/tree is gone"
+if command -v frm >/dev/null 2>&1; then
+	echo "demo: frm is installed as $(command -v frm): try 'frm --help' and 'man frm'"
+fi

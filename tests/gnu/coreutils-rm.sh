@@ -91,6 +91,7 @@ for t in $tests; do
 	why=$(grep -h 'skipped test:' "${t%.*}.log" | tail -1 | sed 's/.*skipped test: //')
 	echo "skipped in both runs: $t: $why"
 done
+failed=$(cat "$work"/check-*.log | grep -cE '^(FAIL|ERROR|XPASS): ' || true)
 echo "frm ${opts[*]:-(default options)}: $passed of 50 coreutils 9.1 rm tests passed" \
-     "(as root or as uid $nobody), none failed"
+     "(as root or as uid $nobody), $failed failed"
 exit $status
