@@ -15,13 +15,11 @@
  * waiting directories' bookkeeping runs whatever the timing. */
 #define FASTRM_RMTREE_SHARE_ALL 0x40000000u
 
-/* fastrm_rmtree() flag for the tests only: with FASTRM_RMTREE_FIT_WORKERS,
- * take the device's reads as measured fast from the first directory on,
- * so that the fitting runs whatever the machine's load. */
+/* fastrm_rmtree() flags for the tests only: take the reads of the first
+ * path's device (a directory) as measured fast, or as measured to seek,
+ * from the start (device_assume), so that what the advisor decides from
+ * them happens whatever the machine's load or the test image's device. */
 #define FASTRM_RMTREE_READS_FAST 0x20000000u
-/* ...and for the tests only: take the reads of the first path's device
- * as measured to seek, so that XFS's inode windows are read there (a
- * test image's device is fast). */
 #define FASTRM_RMTREE_READS_SEEK 0x10000000u
 
 /* Every test-only flag: each its own bit (tests/unit/test-rmtree.c). */

@@ -19,9 +19,10 @@ FTS *fts_open_at(int rootfd, char *const *argv, int options,
  * stream.  @held starts at 0 and must outlive the streams. */
 void fts_share_budget(FTS *sp, size_t *held);
 
-struct readahead_state;
-/* Let @sp read ahead (readahead.h) with @ra, which outlives it and which
- * no other thread uses meanwhile: a worker's, for every walk it makes. */
-void fts_share_readahead(FTS *sp, struct readahead_state *ra);
+struct device_walk;
+/* Let @sp ask the device advisor (device/device.h) through @dw, which
+ * outlives it and which no other thread uses meanwhile: a pool worker's,
+ * for every walk it makes, on the pool's advisor. */
+void fts_share_device(FTS *sp, struct device_walk *dw);
 
 #endif

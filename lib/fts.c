@@ -89,6 +89,7 @@ struct level {
 	bool reading;         /* opened for reading at least once */
 	bool done;            /* the policy has passed every entry */
 	bool nameonly;        /* batch made by fts_children(FTS_NAMEONLY) */
+	bool windows;         /* its entries go to device_entry_out() */
 	size_t nread;         /* entries read so far */
 	struct batch batch;   /* entries being visited */
 	void *pstate;         /* ordering policy's state */
@@ -119,8 +120,9 @@ struct stream {
 	                           (fts_share_budget), or NULL */
 	FTSENT **sortv;
 	size_t sortcap;
-	struct readahead_state ra_own; /* what reading ahead remembers... */
-	struct readahead_state *ra;    /* ...this one, or fts_share_readahead's */
+	struct device_walk dw_own; /* the device advisor's walk state... */
+	struct device_walk *dw;    /* ...this one, or fts_share_device's */
+	bool no_advisor;           /* dw_own's advisor could not be made */
 };
 
 #define ST(sp) ((struct stream *)(void *)(sp))
@@ -638,6 +640,9 @@ static int emit(void *c, const struct fastrm_dirent *d)
 
 	if (!ISSET(st, FTS_SEEDOT) && ISDOT(d->name))
 		return 0;
+	if (L->windows)
+		device_entry_out(st->dw, L->src.fd, L->dir->fts_statp, d->ino,
+		                 L->src.sorted);
 	size_t pathlen = ctx->base + d->namelen;
 	if (pathlen < ctx->base || path_reserve(st, pathlen + 1) < 0) {
 		ctx->fatal = errno ? errno : ENAMETOOLONG;
@@ -751,6 +756,14 @@ static enum build_result build(struct stream *st, struct level *L, size_t cap)
 			return BUILD_NOOPEN;
 		level_set_fd(st, L, fd);
 	}
+	if (!L->reading) {
+		/* The directory is about to be read, whatever the policy: the
+		 * device advisor measures, reads ahead, and says whether its
+		 * entries go through XFS's windows. */
+		if (st->dw == &st->dw_own && !st->dw_own.adv && !st->no_advisor)
+			st->no_advisor = !(st->dw_own.adv = device_advisor_new());
+		L->windows = device_dir_opened(st->dw, L->src.fd, L->dir->fts_statp);
+	}
 	L->reading = true;
 
 	struct emit_ctx ctx = { st, L, path_base(L->dir) + 1, 0 };
@@ -758,7 +771,7 @@ static enum build_result build(struct stream *st, struct level *L, size_t cap)
 	if (!L->order)
 		L->order = compar ? &order_directory : st->order;
 	L->src.st = L->dir->fts_statp;
-	L->src.ra = st->ra;
+	L->src.dw = st->dw;
 	long n;
 	do {
 		/* One budget for the whole path: what the other directories'
@@ -1177,8 +1190,8 @@ FTS *fts_open_at(int rootfd, char *const *argv, int options,
 	st->rootfd = rootfd;
 	st->rfd = -1;
 	st->cwd = -1;
-	readahead_init(&st->ra_own);
-	st->ra = &st->ra_own;
+	device_walk_init(&st->dw_own, NULL); /* its advisor: on first need */
+	st->dw = &st->dw_own;
 	sp->fts_options = options;
 	sp->fts_compar = compar;
 	sp->fts_rfd = -1;
@@ -1289,7 +1302,8 @@ FASTRM_EXPORT int fastrm_fts_close(FTS *sp)
 	dirread_fini(&st->rd);
 	devino_fini(&st->active);
 	int e = errno;
-	readahead_fini(&st->ra_own);
+	device_walk_fini(&st->dw_own);
+	device_advisor_free(st->dw_own.adv);
 	free(st);
 	errno = e;
 	return rc;
@@ -1311,9 +1325,9 @@ void fts_share_budget(FTS *sp, size_t *held)
 	ST(sp)->shared_held = held;
 }
 
-void fts_share_readahead(FTS *sp, struct readahead_state *ra)
+void fts_share_device(FTS *sp, struct device_walk *dw)
 {
-	ST(sp)->ra = ra;
+	ST(sp)->dw = dw;
 }
 
 FASTRM_EXPORT int fastrm_fts_set_memory_budget(FTS *sp, size_t bytes)

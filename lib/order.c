@@ -16,7 +16,6 @@
  */
 #define _GNU_SOURCE
 #include "order.h"
-#include "readahead.h"
 
 #include "fastrm-int.h"
 
@@ -27,7 +26,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -305,41 +303,21 @@ static long table_fill_one(struct table *t, struct fastrm_order_source *src)
 	return load_reserved(t, src, collect, t);
 }
 
-/* -------------------------------------------------------- file systems */
+/* ------------------------------------------------- states, sorted passes */
 
-#define MAGIC_TMPFS 0x01021994
-#define MAGIC_RAMFS 0x858458f6
-#define MAGIC_NFS 0x6969
-#define MAGIC_CIFS 0xff534d42
-#define MAGIC_SMB2 0xfe534d42
-#define MAGIC_LUSTRE 0x0bd00bd0
-#define MAGIC_PROC 0x9fa0
-#define MAGIC_SYSFS 0x62656572
-#define MAGIC_XFS 0x58465342
-#define MAGIC_BTRFS 0x9123683e
-
-static long fs_type(int fd)
+static const char *table_name(void *ctx, size_t i, size_t *len)
 {
-	struct statfs fs;
-	return fstatfs(fd, &fs) == 0 ? (long)fs.f_type : 0;
+	const struct table *t = ctx;
+	*len = t->v[i].len;
+	return t->names + t->v[i].off;
 }
 
-/* gnulib's rule: sorting is wasted on these. */
-bool order_fs_unsorted(int fd)
+/* The pass in table @t, sorted by inode, is about to go out: the device
+ * advisor may read ahead what its removals will need (XFS's index). */
+static void pass_sorted(struct fastrm_order_source *src, struct table *t)
 {
-	switch (fs_type(fd)) {
-	case MAGIC_TMPFS:
-	case MAGIC_RAMFS:
-	case MAGIC_NFS:
-	case MAGIC_CIFS:
-	case MAGIC_SMB2:
-	case MAGIC_LUSTRE:
-	case MAGIC_PROC:
-	case MAGIC_SYSFS:
-		return true;
-	default:
-		return false;
-	}
+	if (src->dw && t->n > 0)
+		device_pass_sorted(src->dw, src->fd, src->st, t->n, table_name, t);
 }
 
 /* A policy whose state could not be allocated at its first call keeps
@@ -396,6 +374,7 @@ struct window {
 	size_t limit;    /* entries per window */
 	size_t sort_min; /* sort windows of at least this many */
 	bool sort;
+	bool sorted;     /* the window being handed out is */
 	bool fallback;   /* out of memory: directory order from here on */
 };
 
@@ -411,6 +390,7 @@ static long window_next(struct window *w, struct fastrm_order_source *src,
                         size_t max, fastrm_emit_fn fn, void *ctx)
 {
 	if (w->t.pos == w->t.n) {
+		src->sorted = false;
 		if (w->fallback || src->eof)
 			return fastrm_order_read(src, max, fn, ctx);
 		table_reset(&w->t);
@@ -425,12 +405,16 @@ static long window_next(struct window *w, struct fastrm_order_source *src,
 			if (n <= 0)
 				break;
 		}
-		if (w->sort && w->t.n >= w->sort_min)
+		w->sorted = w->sort && w->t.n >= w->sort_min;
+		if (w->sorted) {
 			table_sort_in_place(&w->t);
+			pass_sorted(src, &w->t);
+		}
 		fastrm_order_account(src, table_bytes(&w->t));
 		if (w->t.n == 0)
 			return w->fallback ? fastrm_order_read(src, max, fn, ctx) : 0;
 	}
+	src->sorted = w->sorted;
 	long k = table_emit(&w->t, max, fn, ctx);
 	if (k >= 0 && w->t.pos == w->t.n && src->eof) {
 		/* all handed out: hold nothing while the walk goes deeper */
@@ -486,7 +470,7 @@ static long gnulib_next(void **state, struct fastrm_order_source *src,
 		return fastrm_order_read(src, max, fn, ctx);
 	if (fresh)
 		window_init(w, ORDER_GNULIB_WINDOW, ORDER_SORT_MIN,
-		            !order_fs_unsorted(src->fd));
+		            !(src->dw && device_unsorted(src->dw, src->fd, src->st)));
 	return window_next(w, src, max, fn, ctx);
 }
 
@@ -517,7 +501,6 @@ const struct fastrm_order order_gnulib = {
 struct global {
 	struct table t;     /* a max-heap while a pass reads */
 	bool unlimited;     /* "inode": ignore the budget */
-	bool index;         /* read XFS's hash index ahead of each pass */
 	bool handing_out;
 	bool last_pass;     /* the last pass saw every remaining entry */
 	bool have_thr;
@@ -699,13 +682,6 @@ static long global_pass_bounded(struct global *g, struct fastrm_order_source *sr
 	}
 }
 
-static const char *table_name(void *ctx, size_t i, size_t *len)
-{
-	const struct table *t = ctx;
-	*len = t->v[i].len;
-	return t->names + t->v[i].off;
-}
-
 static long global_pass(struct global *g, struct fastrm_order_source *src)
 {
 	struct table *t = &g->t;
@@ -727,18 +703,15 @@ static long global_pass(struct global *g, struct fastrm_order_source *src)
 	else    /* the table is a max-heap already */
 		heap_to_sorted(t->v, t->n, by_key, t->names);
 	t->pos = 0;
-	if (g->index) {
-		long k = dir_index_readahead(src->fd, src->st, t->n, table_name, t);
-		if (src->ra)
-			src->ra->total.lookups += k;
-	}
+	pass_sorted(src, t);
 	return (long)t->n;
 }
 
-static long global_emit(struct global *g, size_t max, fastrm_emit_fn fn,
-                        void *ctx)
+static long global_emit(struct global *g, struct fastrm_order_source *src,
+                        size_t max, fastrm_emit_fn fn, void *ctx)
 {
 	struct table *t = &g->t;
+	src->sorted = true;
 	long k = table_emit(t, max, fn, ctx);
 	if (k > 0) {
 		const struct rec *r = &t->v[t->pos - 1];
@@ -770,6 +743,7 @@ static long fallback_next(struct global *g, struct fastrm_order_source *src,
                           size_t max, fastrm_emit_fn fn, void *ctx)
 {
 	struct filter f = { g, fn, ctx };
+	src->sorted = false;
 	return fastrm_order_read(src, max, filter_emit, &f);
 }
 
@@ -786,7 +760,7 @@ static long fallback_start(struct global *g, struct fastrm_order_source *src,
 
 static long global_common(void **state, struct fastrm_order_source *src,
                           size_t max, fastrm_emit_fn fn, void *ctx,
-                          bool unlimited, bool index)
+                          bool unlimited)
 {
 	bool fresh;
 	struct global *g = state_get(state, sizeof *g, &fresh);
@@ -794,13 +768,12 @@ static long global_common(void **state, struct fastrm_order_source *src,
 		return fastrm_order_read(src, max, fn, ctx);
 	if (fresh) {
 		g->unlimited = unlimited;
-		g->index = index;
 	}
 	for (;;) {
 		if (g->fallback)
 			return fallback_next(g, src, max, fn, ctx);
 		if (g->handing_out && g->t.pos < g->t.n) {
-			long k = global_emit(g, max, fn, ctx);
+			long k = global_emit(g, src, max, fn, ctx);
 			if (k > 0 && g->last_pass && g->t.pos == g->t.n) {
 				table_free(&g->t);
 				fastrm_order_account(src, 0);
@@ -830,21 +803,13 @@ static long global_common(void **state, struct fastrm_order_source *src,
 static long global_next(void **state, struct fastrm_order_source *src,
                         size_t max, fastrm_emit_fn fn, void *ctx)
 {
-	return global_common(state, src, max, fn, ctx, false, false);
-}
-
-/* "global", and on XFS each pass's leaf blocks read before it is handed
- * out: what "auto" uses on a rotating disk. */
-static long global_index_next(void **state, struct fastrm_order_source *src,
-                              size_t max, fastrm_emit_fn fn, void *ctx)
-{
-	return global_common(state, src, max, fn, ctx, false, true);
+	return global_common(state, src, max, fn, ctx, false);
 }
 
 static long inode_next(void **state, struct fastrm_order_source *src,
                        size_t max, fastrm_emit_fn fn, void *ctx)
 {
-	return global_common(state, src, max, fn, ctx, true, false);
+	return global_common(state, src, max, fn, ctx, true);
 }
 
 static void global_release(void *state)
@@ -863,15 +828,6 @@ const struct fastrm_order order_global = {
 	.description = "a global inode order within the memory budget, in several passes",
 };
 
-/* Not listed: what "auto" chooses for large XFS directories on a disk that
- * says it rotates. */
-static const struct fastrm_order order_global_index = {
-	.name = "global",
-	.next = global_index_next,
-	.release = global_release,
-	.description = "global, with XFS's hash index read ahead of each pass",
-};
-
 /* "inode" is the reference point: the whole directory in one sorted table,
  * whatever the budget (memory grows with the directory). */
 const struct fastrm_order order_inode = {
@@ -887,39 +843,21 @@ const struct fastrm_order order_inode = {
  * estimate of the entry count before reading it. */
 #define DIRENT_BYTES_ESTIMATE 24
 
+/* Small directories in directory order; a large one in a global inode
+ * order, where the device advisor says sorting pays on its device (not in
+ * memory, on the network or on btrfs; on XFS unless its reads were
+ * measured fast): one pass (a full sort) when it fits the budget, passes
+ * of a budget's worth of inodes when it does not (doc/benchmarks.md,
+ * "auto and the regimes").  What is read ahead, and when, is the
+ * advisor's business, whatever the order. */
 static const struct fastrm_order *auto_choose(struct fastrm_order_source *src)
 {
-	/* Whatever the order, the whole directory is about to be read: ask
-	 * for its blocks in the order they lie on the device first (ext4:
-	 * all of a large directory, the window around a small one;
-	 * doc/benchmarks.md, "Reading the directory ahead"). */
-	dir_readahead(src->ra, src->fd, src->st, NULL);
-	bool seek_matters_only = false, xfs = false;
-	switch (fs_type(src->fd)) {
-	case MAGIC_XFS:
-		xfs = true;
-		/* fall through */
-	case MAGIC_BTRFS:
-		/* Where nothing seeks, order barely matters there; on a disk
-		 * that seeks it does (doc/benchmarks.md, "auto and the
-		 * regimes"). */
-		seek_matters_only = true;
-		break;
-	default:
-		if (order_fs_unsorted(src->fd))
-			return &order_directory;
-	}
 	off_t size = src->st ? src->st->st_size : 0;
 	if (size / DIRENT_BYTES_ESTIMATE < ORDER_SORT_MIN)
 		return &order_directory;
-	/* (asked only of large directories: a few system calls) */
-	if (seek_matters_only && !(src->st && dev_rotational(src->st->st_dev)))
+	if (src->dw && !device_sort(src->dw, src->fd, src->st))
 		return &order_directory;
-	/* One pass (a full sort) when the directory fits the budget, passes
-	 * of a budget's worth of inodes when it does not; on XFS (here only
-	 * on a rotating disk) with its hash index read before each pass
-	 * (doc/benchmarks.md, "XFS: the directory's hash index"). */
-	return xfs ? &order_global_index : &order_global;
+	return &order_global;
 }
 
 /* What auto keeps for a directory: one per level of a walk, so kept small
@@ -927,58 +865,7 @@ static const struct fastrm_order *auto_choose(struct fastrm_order_source *src)
 struct autostate {
 	const struct fastrm_order *p;
 	void *inner;
-	unsigned long long at; /* the last entry's window */
-	/* A large directory sorted by inode: each window is asked for once,
-	 * and the windows stop once they are found sparse (readahead.h: the
-	 * directory's inodes lie among many others, an aged file system). */
-	unsigned long long inodes, held; /* inodes they read, entries held */
-	uint32_t run;          /* entries handed out in the current window */
-	uint32_t read;         /* windows read */
-	bool windows;          /* XFS: the entries' windows (readahead.h) */
-	bool sorted;
-	bool sparse;           /* ...they are: no more for this directory */
-	bool run_read;         /* the current window was read */
 };
-
-/* One call's entries on their way out through the windows. */
-struct window_call {
-	struct autostate *a;
-	struct fastrm_order_source *src;
-	fastrm_emit_fn fn;     /* what the entries go to */
-	void *ctx;
-};
-
-/* A sorted directory's window is left: count what it held. */
-static void window_left(struct autostate *a)
-{
-	if (!a->run_read)
-		return;
-	a->held += a->run;
-	a->sparse = xfs_windows_sparse(a->read, a->inodes, a->held);
-}
-
-/* Each entry handed out, after the window of its inode (XFS; one call per
- * change of window, the windows' own memory says whether it was read). */
-static int window_emit(void *ctx, const struct fastrm_dirent *d)
-{
-	struct window_call *c = ctx;
-	struct autostate *a = c->a;
-	unsigned long long at = d->ino & ~(unsigned long long)(XFS_WINDOW - 1);
-	if (at != a->at && !a->sparse) {
-		if (a->sorted)
-			window_left(a);
-		a->at = at;
-		a->run = 0;
-		long n = dir_entry_window(c->src->ra, c->src->fd,
-		                          c->src->st->st_dev, d->ino, a->sorted);
-		a->run_read = n > 0;
-		a->read += n > 0;
-		a->inodes += (unsigned long long)n;
-	}
-	if (a->run < UINT32_MAX)
-		a->run++;
-	return c->fn(c->ctx, d);
-}
 
 static long auto_next(void **state, struct fastrm_order_source *src,
                       size_t max, fastrm_emit_fn fn, void *ctx)
@@ -987,16 +874,9 @@ static long auto_next(void **state, struct fastrm_order_source *src,
 	struct autostate *a = state_get(state, sizeof *a, &fresh);
 	if (!a)
 		return fastrm_order_read(src, max, fn, ctx);
-	if (fresh) {
+	if (fresh)
 		a->p = auto_choose(src);
-		a->windows = src->st && dir_windows(src->ra);
-		a->sorted = a->p == &order_global_index;
-		a->at = ~0ULL;
-	}
-	if (!a->windows)
-		return a->p->next(&a->inner, src, max, fn, ctx);
-	struct window_call c = { a, src, fn, ctx };
-	return a->p->next(&a->inner, src, max, window_emit, &c);
+	return a->p->next(&a->inner, src, max, fn, ctx);
 }
 
 static void auto_release(void *state)
@@ -1012,7 +892,7 @@ const struct fastrm_order order_auto = {
 	.name = "auto",
 	.next = auto_next,
 	.release = auto_release,
-	.description = "chosen per directory by file system, size, rotating device and budget; reads large ext4 directories ahead",
+	.description = "chosen per directory by size, budget and what the device advisor says sorting pays for there",
 };
 
 /* The built-in policies, in the order they are listed. */

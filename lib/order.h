@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 
 #include "dirread.h"
-#include "readahead.h"
+#include "device/device.h"
 #include <fastrm/fts.h>
 
 /* What a policy reads one directory through. */
@@ -22,7 +22,9 @@ struct fastrm_order_source {
 	const struct stat *st; /* the directory's stat */
 	size_t budget;         /* bytes the policy may hold (set per call) */
 	size_t held;           /* bytes the policy reports holding */
-	struct readahead_state *ra; /* the walk's (readahead.h), or NULL */
+	struct device_walk *dw; /* the walk's device advisor (device.h), or NULL */
+	bool sorted;           /* a built-in policy hands entries out in inode
+	                          order now (the advisor reads XFS's windows) */
 };
 
 /* Threshold of gnulib's rule: sort a batch by inode from this size on. */
@@ -37,8 +39,5 @@ extern const struct fastrm_order order_global;
 extern const struct fastrm_order order_gnulib;
 extern const struct fastrm_order order_auto;
 
-/* Whether sorting by inode is known not to help on the file system of
- * @fd (tmpfs, NFS, CIFS, Lustre...); true when in doubt is false. */
-bool order_fs_unsorted(int fd);
 
 #endif

@@ -34,7 +34,7 @@
 
 #include "fastrm-int.h"
 #include "fts-int.h"
-#include "readahead.h"
+#include "device/device.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -142,10 +142,10 @@ struct pool {
 	size_t shared;
 	int fatal;             /* a negative errno that ended everything */
 	struct node *nodes;    /* alive */
-	struct xfs_windows *xw;/* the walks' XFS windows: their measure of reads */
+	struct device_advisor *adv; /* what the walks know of their devices */
 	unsigned cpus;         /* online, for FASTRM_RMTREE_FIT_WORKERS */
-	unsigned fitted;       /* if not 0: the most that may run at once */
-	bool fit_known;        /* whether to fit is decided */
+	unsigned fitted;       /* if not 0: the fewest that the advisor let run
+	                          at once */
 	unsigned running;      /* workers in a task and not waiting (fitted) */
 	pthread_cond_t slot;   /* running fell below fitted */
 	char *const *next_arg; /* paths given not yet queued */
@@ -156,7 +156,7 @@ struct worker {
 	struct pool *P;
 	char *path;            /* full path of the current entry, for reports */
 	size_t cap;
-	struct readahead_state ra; /* reading ahead, for all of its walks */
+	struct device_walk dw; /* its walks' state with the pool's advisor */
 };
 
 /* Counters that share() reads without the lock are written atomically
@@ -564,9 +564,14 @@ static void skip_tree(FTS *fts, FTSENT *ent)
 static void entry_here(struct walk *k, struct fastrm_rmtree_entry *e, FTSENT *ent,
                        bool is_dir)
 {
-	entry_of(e, full_path(k->w, k->t->prefix, ent->fts_path, ent->fts_pathlen), k->fts->fts_cwd_fd,
-	         ent->fts_accpath, ent->fts_statp, k->t->level + ent->fts_level,
-	         is_dir);
+	/* a path given's walk names its entries as the stream does (the
+	 * current entry's path ends where its length says): no copy */
+	const char *path = !k->t->prefix[0] && ent->fts_path[ent->fts_pathlen] == '\0'
+	                           ? ent->fts_path
+	                           : full_path(k->w, k->t->prefix, ent->fts_path,
+	                                       ent->fts_pathlen);
+	entry_of(e, path, k->fts->fts_cwd_fd, ent->fts_accpath, ent->fts_statp,
+	         k->t->level + ent->fts_level, is_dir);
 }
 
 /* Is there a worker to take more work? */
@@ -890,34 +895,26 @@ static bool root_allowed(struct walk *k, FTSENT *ent)
 	return rc == 0;
 }
 
-/* FASTRM_RMTREE_FIT_WORKERS: XFS with fast reads, where more workers than
- * CPUs only contend (doc/benchmarks.md, "XFS trees on the plain VM").
- * Once the walks' XFS windows have measured the reads, at most one worker
- * per CPU runs: the others wait at their next directory, holding their
- * subtrees, for one that runs to finish its task or wait.  (Nothing waits
- * on a waiting worker: a directory is removed by whichever worker empties
- * it last.) */
-static void fit(struct pool *P)
+/* FASTRM_RMTREE_FIT_WORKERS: at each directory a walk enters, the device
+ * advisor says how many workers may run at once on its device
+ * (device_workers: one where reads seek and nothing reads ahead, one per
+ * CPU on XFS whose reads are fast; doc/design.md, "The device advisor").
+ * Past that, the worker waits there, holding its subtree, for one that
+ * runs to finish its task or wait.  (Nothing waits on a waiting worker: a
+ * directory is removed by whichever worker empties it last.) */
+static void fit(struct worker *w, dev_t dev)
 {
-	if (!(P->o->flags & FASTRM_RMTREE_FIT_WORKERS) ||
-	    LOAD(P->nworkers) <= P->cpus)
+	struct pool *P = w->P;
+	if (!(P->o->flags & FASTRM_RMTREE_FIT_WORKERS) || LOAD(P->nworkers) < 2)
 		return;
-	if (!LOAD(P->fit_known)) {
-		/* asked at each directory until the reads are measured */
-		int fast = P->o->flags & FASTRM_RMTREE_READS_FAST
-		                   ? 1 : xfs_windows_fast(P->xw);
-		if (fast == 0)
-			return;
-		pthread_mutex_lock(&P->lock);
-		if (fast > 0 && !P->fitted)
-			STORE(P->fitted, P->cpus);
-		STORE(P->fit_known, true);
-		pthread_mutex_unlock(&P->lock);
-	}
-	unsigned most = LOAD(P->fitted);
-	if (!most || LOAD(P->running) <= most)
+	unsigned most = device_workers(&w->dw, dev, P->cpus);
+	if (!most || most >= LOAD(P->nworkers))
+		return;
+	if (LOAD(P->running) <= most)
 		return;
 	pthread_mutex_lock(&P->lock);
+	if (!P->fitted || most < P->fitted)
+		STORE(P->fitted, most);
 	if (P->running > most) {
 		ADD(P->running, -1u);
 		pthread_cond_signal(&P->slot);
@@ -953,7 +950,7 @@ static void run_task(struct worker *w, struct task *t)
 		fastrm_fts_set_order(k.fts, P->order);
 		fastrm_fts_set_memory_budget(k.fts, P->budget);
 		fts_share_budget(k.fts, &P->held);
-		fts_share_readahead(k.fts, &w->ra);
+		fts_share_device(k.fts, &w->dw);
 		FTSENT *ent = NULL;
 		while (!ended(P) && (ent = fastrm_fts_read(k.fts)) != NULL) {
 			if (ent->fts_level == FTS_ROOTLEVEL && !k.root_seen &&
@@ -964,7 +961,7 @@ static void run_task(struct worker *w, struct task *t)
 				continue;
 			}
 			if (ent->fts_info == FTS_D)
-				fit(P);
+				fit(w, ent->fts_statp->st_dev);
 			visit(&k, ent);
 		}
 		if (!ent && errno != 0 && !ended(P)) {
@@ -1128,23 +1125,28 @@ FASTRM_EXPORT int fastrm_rmtree(char *const *paths,
 	struct worker *w = calloc(nw, sizeof *w);
 	pthread_t *tid = calloc(P.nworkers, sizeof *tid);
 	unsigned started = 0;
-	/* XFS's inode windows, one set for all workers (without memory for
-	 * it, each worker makes its own when it needs them). */
-	struct xfs_windows *xw = xfs_windows_new();
+	/* One device advisor for all workers: what one walk measures, the
+	 * others know (without memory for it, no read-ahead, no fitting). */
+	P.adv = device_advisor_new();
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	P.xw = xw;
 	P.cpus = cpus < 1 ? 1 : (unsigned)cpus;
-	struct stat first;
-	if (xw && (opts->flags & FASTRM_RMTREE_READS_SEEK) && paths[0] &&
-	    lstat(paths[0], &first) == 0)
-		xfs_windows_assume(xw, first.st_dev, true);
+	if (opts->flags & (FASTRM_RMTREE_READS_SEEK | FASTRM_RMTREE_READS_FAST)) {
+		/* tests: the first path's device taken as measured */
+		int fd = paths[0] ? open(paths[0], O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+		struct stat first;
+		if (fd >= 0 && fstat(fd, &first) == 0)
+			device_assume(P.adv, fd, first.st_dev,
+			              opts->flags & FASTRM_RMTREE_READS_SEEK ? DEVICE_READS_SEEK
+			                                                     : DEVICE_READS_FAST);
+		if (fd >= 0)
+			close(fd);
+	}
 	if (rc == 0 && (!w || !tid))
 		rc = -ENOMEM;
 	if (rc == 0) {
 		for (unsigned i = 0; i < nw; i++) {
 			w[i].P = &P;
-			readahead_init(&w[i].ra);
-			w[i].ra.xw = xw;
+			device_walk_init(&w[i].dw, P.adv);
 		}
 		/* Workers never take signals: the caller's thread handles them. */
 		sigset_t all, old;
@@ -1182,16 +1184,18 @@ FASTRM_EXPORT int fastrm_rmtree(char *const *paths,
 		stats->workers_fitted = P.fitted;
 		stats->subtrees_shared = P.shared;
 	}
+	struct device_totals total = { 0 };
 	for (unsigned i = 0; w && rc == 0 && i < nw; i++) {
-		if (stats) {
-			stats->read_ahead_requests += (size_t)w[i].ra.total.requests;
-			stats->read_ahead_bytes += (size_t)w[i].ra.total.bytes;
-			stats->index_lookups += (size_t)w[i].ra.total.lookups;
-			stats->inodes_read_ahead += (size_t)w[i].ra.total.inodes;
-		}
-		readahead_fini(&w[i].ra);
+		device_totals_add(&total, &w[i].dw);
+		device_walk_fini(&w[i].dw);
 	}
-	xfs_windows_free(xw);
+	if (stats) {
+		stats->read_ahead_requests = (size_t)total.requests;
+		stats->read_ahead_bytes = (size_t)total.bytes;
+		stats->index_lookups = (size_t)total.lookups;
+		stats->inodes_read_ahead = (size_t)total.inodes;
+	}
+	device_advisor_free(P.adv);
 	free(w);
 	free(tid);
 	if (rc == 0)

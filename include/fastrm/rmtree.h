@@ -85,9 +85,10 @@ enum fastrm_rmtree_answer {
 
 /** Stay on the file system of each path given (rm --one-file-system). */
 #define FASTRM_RMTREE_XDEV 0x1
-/** @workers is the most: fewer run at once where more only contend for
- *  the CPU.  Today: on XFS, once the device's reads have been measured at
- *  under 0.5 ms each, one worker per CPU at most (frm --jobs=auto). */
+/** @workers is the most: fewer run at once where the device's reads, as
+ *  measured, say more would only hurt: one where reads seek and nothing
+ *  reads ahead for the walks (no privilege for it), one per CPU on XFS
+ *  whose reads are fast (frm --jobs=auto; fastrm_rmtree(3)). */
 #define FASTRM_RMTREE_FIT_WORKERS 0x2
 
 /** What fastrm_rmtree() is to do.  Zero-fill it, then set what is needed;
@@ -133,15 +134,14 @@ struct fastrm_rmtree_stats {
 	                             FASTRM_RMTREE_FIT_WORKERS fitted them */
 	size_t subtrees_shared;   /* directories handed to an idle worker */
 	size_t read_ahead_requests; /* reads of directory blocks asked of the
-	                               device ahead of the walks ("auto" on
-	                               ext4, where the device can be opened) */
+	                               device ahead of the walks (ext4, where
+	                               the device can be opened) */
 	size_t read_ahead_bytes;  /* what they cover */
 	size_t index_lookups;     /* lookups of made-up names that read a
-	                             large XFS directory's hash index ahead
-	                             ("auto" on a rotating disk) */
+	                             large XFS directory's hash index ahead of
+	                             a sorted pass */
 	size_t inodes_read_ahead; /* inodes XFS read ahead in windows around
-	                             the entries ("auto" on a rotating disk,
-	                             as root) */
+	                             the entries (reads that seek, as root) */
 	size_t reserved[2];
 };
 

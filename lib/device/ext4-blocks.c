@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Reading a directory's blocks ahead from its block device (readahead.h).
+/* ext4: reading a directory's blocks ahead from its block device
+ * (strategies.h; the advisor, device.c, opens the device and calls it).
  *
  * Why: on ext4 a large directory is indexed by hash, and both getdents64
  * and every lookup read its blocks one at a time in hash order, which has
@@ -16,7 +17,7 @@
  * then find them.  Reading a mounted device is what dumpe2fs and debugfs
  * do; nothing is ever written. */
 #define _GNU_SOURCE
-#include "readahead.h"
+#include "strategies.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,13 +28,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/magic.h>
 #include <sys/ioctl.h>
-#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
-
-#define MAGIC_EXT4 0xEF53 /* ext2, ext3 and ext4 */
 
 /* Extents asked of FIEMAP per call, and runs sorted and issued together:
  * a directory of millions of entries has a few hundred extents at most,
@@ -71,37 +68,6 @@ static int run_cmp(const void *a, const void *b)
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
-/* The block device node of @dev, open read-only, or -1. */
-static int open_device(dev_t dev)
-{
-	char path[80], line[160], node[200];
-	snprintf(path, sizeof path, "/sys/dev/block/%u:%u/uevent", major(dev),
-	         minor(dev));
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -1;
-	node[0] = '\0';
-	while (fgets(line, sizeof line, f)) {
-		if (strncmp(line, "DEVNAME=", 8) == 0) {
-			line[strcspn(line, "\n")] = '\0';
-			snprintf(node, sizeof node, "/dev/%s", line + 8);
-			break;
-		}
-	}
-	fclose(f);
-	if (!node[0] || strstr(node, ".."))
-		return -1;
-	int fd = open(node, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
-		return -1;
-	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISBLK(st.st_mode) || st.st_rdev != dev) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 /* Sort @runs by position, merge across small gaps, ask for them. */
 static void issue(int dev, struct run *runs, size_t n, uint64_t cap,
                   struct readahead_result *res)
@@ -136,97 +102,6 @@ static void issue(int dev, struct run *runs, size_t n, uint64_t cap,
 #define BAD_EXTENT (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC | \
                     FIEMAP_EXTENT_DATA_INLINE | FIEMAP_EXTENT_NOT_ALIGNED | \
                     FIEMAP_EXTENT_UNWRITTEN)
-
-/* What is known of the last device: nothing yet, nothing to do, ext4
- * (its node open), XFS. */
-enum { RA_UNKNOWN, RA_NONE, RA_EXT4, RA_XFS };
-
-void readahead_init(struct readahead_state *s)
-{
-	memset(s, 0, sizeof *s);
-	s->devfd = -1;
-	s->kind = RA_UNKNOWN;
-}
-
-static void close_device(struct readahead_state *s)
-{
-	if (s->devfd >= 0)
-		close(s->devfd);
-	s->devfd = -1;
-	s->kind = RA_UNKNOWN;
-}
-
-void readahead_fini(struct readahead_state *s)
-{
-	close_device(s);
-	if (s->xw_own)
-		xfs_windows_free(s->xw);
-	s->xw = NULL;
-	s->xw_own = false;
-}
-
-bool dir_windows(const struct readahead_state *s)
-{
-	return s && s->entry_windows;
-}
-
-/* @s's XFS windows, made on first use. */
-static struct xfs_windows *windows_of(struct readahead_state *s)
-{
-	if (!s->xw && (s->xw = xfs_windows_new()))
-		s->xw_own = true;
-	return s->xw;
-}
-
-long dir_entry_window(struct readahead_state *s, int fd, dev_t dev,
-                      unsigned long long ino, bool sorted)
-{
-	long n = xfs_window_at(windows_of(s), fd, dev, ino, s->rotating, sorted);
-	s->total.inodes += n;
-	return n;
-}
-
-bool dev_rotational(dev_t dev)
-{
-	static const char *const where[] = { "", "../" };
-	for (size_t i = 0; i < 2; i++) {
-		char path[96];
-		snprintf(path, sizeof path, "/sys/dev/block/%u:%u/%squeue/rotational",
-		         major(dev), minor(dev), where[i]);
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		char c = 0;
-		ssize_t n = read(fd, &c, 1);
-		close(fd);
-		return n == 1 && c == '1';
-	}
-	return false;
-}
-
-/* The device node of @st's file system, open, if it is ext2/3/4 and the
- * process may read it; -1 otherwise (and whether it is XFS, in s->kind,
- * and whether its device says it rotates).  Remembered for the last
- * device. */
-static int device_for(struct readahead_state *s, int fd, dev_t dev)
-{
-	if (s->kind != RA_UNKNOWN && s->dev == dev)
-		return s->kind == RA_EXT4 ? s->devfd : -1;
-	close_device(s);
-	s->dev = dev;
-	s->kind = RA_NONE;
-	s->nwin = 0;
-	struct statfs fs;
-	if (fstatfs(fd, &fs) != 0)
-		return -1;
-	if (fs.f_type == MAGIC_EXT4 && (s->devfd = open_device(dev)) >= 0)
-		s->kind = RA_EXT4;
-	else if (fs.f_type == XFS_SUPER_MAGIC) {
-		s->kind = RA_XFS;
-		s->rotating = dev_rotational(dev);
-	}
-	return s->devfd;
-}
 
 /* A large directory: every extent, sorted and merged. */
 static void whole(int dev, int fd, struct readahead_result *mine)
@@ -276,7 +151,7 @@ static void whole(int dev, int fd, struct readahead_result *mine)
 
 /* A small directory: the aligned window around its first block, unless a
  * recent window holds it; off for the walk once windows do not pay. */
-static void window(struct readahead_state *s, int dev, int fd,
+static void window(struct device_walk *s, int dev, int fd,
                    struct readahead_result *mine)
 {
 	struct {
@@ -299,8 +174,8 @@ static void window(struct readahead_state *s, int dev, int fd,
 	}
 	if (posix_fadvise(dev, (off_t)at, READAHEAD_WINDOW, POSIX_FADV_WILLNEED) != 0)
 		return;
-	s->win[s->next++ % READAHEAD_WINDOWS] = at;
-	if (s->nwin < READAHEAD_WINDOWS)
+	s->win[s->next++ % EXT4_WINDOWS] = at;
+	if (s->nwin < EXT4_WINDOWS)
 		s->nwin++;
 	s->windows++;
 	mine->requests = 1;
@@ -309,44 +184,31 @@ static void window(struct readahead_state *s, int dev, int fd,
 		s->windows_off = true;
 }
 
-int dir_readahead(struct readahead_state *s, int fd, const struct stat *st,
-                  struct readahead_result *res)
+int ext4_dir_readahead(struct device_walk *w, int devfd, int fd,
+                       const struct stat *st, struct readahead_result *res)
 {
 	struct readahead_result mine = { 0 };
-	if (s)
-		s->entry_windows = false;
-	if (!st || !S_ISDIR(st->st_mode))
-		return 0;
+	if (!st || !S_ISDIR(st->st_mode) || devfd < 0)
+		goto out;
 	bool large = st->st_size >= READAHEAD_DIR_MIN;
-	if (!large && !s)
-		return 0;
+	if (!large && !w)
+		goto out;
 	int saved = errno;
-	struct readahead_state local;
-	if (!s) {
-		readahead_init(&local);
-		s = &local;
+	if (w && w->win_dev != st->st_dev) {
+		/* the windows are of one device */
+		w->win_dev = st->st_dev;
+		w->nwin = 0;
 	}
-	int dev = device_for(s, fd, st->st_dev);
-	if (dev >= 0) {
-		if (large)
-			whole(dev, fd, &mine);
-		else if (!s->windows_off) /* ext4's trial; XFS's is its own */
-			window(s, dev, fd, &mine);
+	if (large)
+		whole(devfd, fd, &mine);
+	else if (!w->windows_off)
+		window(w, devfd, fd, &mine);
+	if (w) {
+		w->total.requests += mine.requests;
+		w->total.bytes += mine.bytes;
 	}
-	/* XFS: windows as the entries go out, and the device's reads
-	 * measured from the first directory read on (xfsinodes.c); a large
-	 * directory's only where they may be read (the device says it
-	 * rotates: auto sorts it), each entry going through them. */
-	s->entry_windows = s->kind == RA_XFS && (!large || s->rotating) &&
-	                   s != &local;
-	if (s->entry_windows)
-		xfs_windows_begin(windows_of(s), st->st_dev);
-	if (s == &local)
-		readahead_fini(&local);
-	s->total.extents += mine.extents;
-	s->total.requests += mine.requests;
-	s->total.bytes += mine.bytes;
 	errno = saved;
+out:
 	if (res)
 		*res = mine;
 	return mine.requests > 0;

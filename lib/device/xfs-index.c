@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Reading an XFS directory's hash index ahead, through lookups (readahead.h).
+/* XFS: reading a directory's hash index ahead, through lookups
+ * (strategies.h; the advisor, device.c, calls it for a sorted pass).
  *
  * Why: a large XFS directory (node form) finds a name through a btree of
  * leaf blocks ordered by the name's hash.  getdents64 reads only the data
@@ -10,7 +11,7 @@
  * was ~590 of GNU rm's and frm's ~2,200 seeks at 200,000 entries
  * (doc/benchmarks.md, "XFS: the directory's hash index").  XFS keeps its
  * metadata in a cache of its own, so the device cannot be read ahead as on
- * ext4 (readahead.c); the only way to get a leaf block read is a lookup
+ * ext4 (ext4-blocks.c); the only way to get a leaf block read is a lookup
  * that needs it.
  *
  * How: the names about to be removed are hashed with the directory hash
@@ -25,17 +26,15 @@
  * Where the guess is wrong (a file system made with ASCII case folding
  * hashes lower-cased names), the lookups only miss: nothing else changes. */
 #define _GNU_SOURCE
-#include "readahead.h"
+#include "strategies.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/magic.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 
 static uint32_t rol32(uint32_t x, unsigned n)
 {
@@ -148,12 +147,9 @@ long dir_index_readahead(int fd, const struct stat *st, size_t n,
 	if (extra < INDEX_MIN)
 		return 0;
 	int saved = errno;
-	struct statfs fs;
 	long looked = 0;
 	uint32_t *h = NULL;
 	struct probes p = { .fd = fd };
-	if (fstatfs(fd, &fs) != 0 || fs.f_type != XFS_SUPER_MAGIC)
-		goto out;
 	h = malloc(n * sizeof *h);
 	p.name = malloc((n / PROBE_EVERY + 1) * sizeof *p.name);
 	if (!h || !p.name)

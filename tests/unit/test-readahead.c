@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Reading a directory's blocks ahead (lib/readahead.c), counted in read
- * requests of the loop device under a fresh ext4 image: a directory of
- * 20,000 entries read cold costs one request per block without it, a few
- * long ones with it; 300 small directories made in a row cost one request
- * each without it and a few windows with it; windows that do not pay stop;
- * auto does it (fts and fastrm_rmtree with workers), the fixed policies do
- * not; it does nothing on other file systems, and leaves errno alone.  Root only (mkfs, loop mount): otherwise it skips with the
- * reason. */
+/* Reading ext4 directories' blocks ahead (lib/device/ext4-blocks.c),
+ * counted in read requests of the loop device under a fresh ext4 image: a
+ * directory of 20,000 entries read cold costs one request per block
+ * without it, a few long ones with it; 300 small directories made in a row
+ * cost one request each without it and a few windows with it; windows
+ * that do not pay stop; every policy gets it through the device advisor
+ * (fts and fastrm_rmtree with workers), not only auto; the advisor does
+ * nothing of the kind on other file systems, and it leaves errno alone.
+ * Root only (mkfs, loop mount): otherwise it skips with the reason. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,9 +28,9 @@
 #include <fastrm/fts.h>
 #include <fastrm/rmtree.h>
 
+#include "device/strategies.h"
 #include "dirread.h"
 #include "fixture.h"
-#include "readahead.h"
 
 #define NFILES 20000
 
@@ -147,8 +148,11 @@ static void test_fewer_requests(void **state)
 	assert_int_equal(fstat(fd, &st), 0);
 	long r0 = device_reads(mnt);
 	struct readahead_result res;
+	int dev = device_open_node(st.st_dev);
+	assert_true(dev >= 0);
 	errno = 4321;
-	assert_int_equal(dir_readahead(NULL, fd, &st, &res), 1);
+	assert_int_equal(ext4_dir_readahead(NULL, dev, fd, &st, &res), 1);
+	close(dev);
 	assert_int_equal(errno, 4321);
 	assert_true(res.extents >= 1);
 	assert_true(res.requests >= 1 && res.requests <= res.extents);
@@ -187,18 +191,26 @@ static long walk_reads(const char *order)
 	return r1 - r0;
 }
 
-static void test_auto_reads_ahead(void **state)
+/* Whatever the policy, the directory's blocks are read ahead (before
+ * the advisor, only auto did). */
+static void test_every_policy_reads_ahead(void **state)
 {
 	(void)state;
+	long plain = cold_reads_plain();
 	long global = walk_reads("global");
 	long autom = walk_reads("auto");
-	printf("walk without stat: global %ld read requests, auto %ld\n", global, autom);
-	assert_true(autom * 4 < global);
+	long dir = walk_reads("directory");
+	printf("walk without stat: %ld read requests cold without reading "
+	       "ahead; global %ld, auto %ld, directory %ld\n", plain, global,
+	       autom, dir);
+	assert_true(global * 4 < plain);
+	assert_true(autom * 4 < plain);
+	assert_true(dir * 4 < plain);
 }
 
 /* Read requests to open and read every directory of "many" in the order
  * they were made, cold, with the walk's state @s (NULL: none). */
-static long many_reads(struct readahead_state *s)
+static long many_reads(struct device_walk *s)
 {
 	remount();
 	int d = open(many, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -212,7 +224,10 @@ static long many_reads(struct readahead_state *s)
 		struct stat st;
 		assert_int_equal(fstat(fd, &st), 0);
 		assert_true(st.st_size < READAHEAD_DIR_MIN);
-		dir_readahead(s, fd, &st, NULL);
+		int dev = device_open_node(st.st_dev);
+		assert_true(dev >= 0);
+		ext4_dir_readahead(s, dev, fd, &st, NULL);
+		close(dev);
 		assert_int_equal(read_all(fd), 1);
 		close(fd);
 	}
@@ -225,8 +240,8 @@ static void test_windows(void **state)
 {
 	(void)state;
 	long plain = many_reads(NULL);
-	struct readahead_state s;
-	readahead_init(&s);
+	struct device_walk s;
+	device_walk_init(&s, NULL);
 	long ahead = many_reads(&s);
 	printf("%d small directories: %ld read requests cold, %ld with windows "
 	       "(%lu windows, %lu directories found in one)\n",
@@ -236,9 +251,8 @@ static void test_windows(void **state)
 	assert_true(s.windows >= 1 && s.windows <= 8);
 	assert_true(s.hits + s.windows >= NDIRS - 8);
 	assert_false(s.windows_off);
-	assert_true(s.devfd >= 0);
-	readahead_fini(&s);
-	assert_int_equal(s.devfd, -1);
+	assert_true(s.total.requests == (long)s.windows);
+	device_walk_fini(&s);
 }
 
 /* Windows that do not pay stop: a walk whose windows so far found no
@@ -246,31 +260,34 @@ static void test_windows(void **state)
 static void test_windows_stop(void **state)
 {
 	(void)state;
-	struct readahead_state s;
-	readahead_init(&s);
+	struct device_walk s;
+	device_walk_init(&s, NULL);
 	char name[4400];
 	snprintf(name, sizeof name, "%.4300s/d000", many);
 	int fd = open(name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	assert_true(fd >= 0);
 	struct stat st;
 	assert_int_equal(fstat(fd, &st), 0);
-	assert_int_equal(dir_readahead(&s, fd, &st, NULL), 1);
-	assert_int_equal(dir_readahead(&s, fd, &st, NULL), 0); /* in the window */
+	int dev = device_open_node(st.st_dev);
+	assert_true(dev >= 0);
+	assert_int_equal(ext4_dir_readahead(&s, dev, fd, &st, NULL), 1);
+	assert_int_equal(ext4_dir_readahead(&s, dev, fd, &st, NULL), 0); /* in the window */
 	assert_int_equal(s.hits, 1);
 	/* a walk of misses only: forget the windows each time */
-	readahead_fini(&s);
-	readahead_init(&s);
+	device_walk_fini(&s);
+	device_walk_init(&s, NULL);
 	for (int i = 0; i < READAHEAD_TRIAL; i++) {
 		assert_false(s.windows_off);
 		s.nwin = 0;
-		assert_int_equal(dir_readahead(&s, fd, &st, NULL), 1);
+		assert_int_equal(ext4_dir_readahead(&s, dev, fd, &st, NULL), 1);
 	}
 	assert_true(s.windows_off);
 	s.nwin = 0;
-	assert_int_equal(dir_readahead(&s, fd, &st, NULL), 0);
+	assert_int_equal(ext4_dir_readahead(&s, dev, fd, &st, NULL), 0);
 	assert_int_equal(s.windows, READAHEAD_TRIAL);
+	close(dev);
 	close(fd);
-	readahead_fini(&s);
+	device_walk_fini(&s);
 }
 
 /* fastrm_rmtree with workers on the image: auto reads ahead in every
@@ -302,12 +319,14 @@ static void test_nothing_to_do(void **state)
 {
 	(void)state;
 	struct stat st;
-	/* a small directory */
+	/* a small directory, without a walk's state */
 	int fd = open(small, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	assert_true(fd >= 0);
 	assert_int_equal(fstat(fd, &st), 0);
 	assert_true(st.st_size < READAHEAD_DIR_MIN);
-	assert_int_equal(dir_readahead(NULL, fd, &st, NULL), 0); /* no walk */
+	int dev = device_open_node(st.st_dev);
+	assert_true(dev >= 0);
+	assert_int_equal(ext4_dir_readahead(NULL, dev, fd, &st, NULL), 0);
 	close(fd);
 	/* not a directory */
 	fd = open(big, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -315,29 +334,33 @@ static void test_nothing_to_do(void **state)
 	assert_int_equal(fstat(fd, &st), 0);
 	struct stat file = st;
 	file.st_mode = S_IFREG | 0600;
-	assert_int_equal(dir_readahead(NULL, fd, &file, NULL), 0);
-	/* a device that sysfs does not know */
-	struct stat other = st;
-	other.st_dev = makedev(4000, 4000);
+	assert_int_equal(ext4_dir_readahead(NULL, dev, fd, &file, NULL), 0);
+	close(dev);
+	/* a device that sysfs does not know: none to open */
+	assert_int_equal(device_open_node(makedev(4000, 4000)), -1);
 	errno = 0;
-	assert_int_equal(dir_readahead(NULL, fd, &other, NULL), 0);
+	assert_int_equal(ext4_dir_readahead(NULL, -1, fd, &st, NULL), 0);
 	assert_int_equal(errno, 0);
 	close(fd);
-	/* another file system: the fixture's own directory, when not ext4 */
+	/* another file system: the fixture's own directory, when not ext4:
+	 * the advisor reads nothing ahead there */
 	struct statfs fs;
 	assert_int_equal(statfs(top, &fs), 0);
 	if (fs.f_type != 0xEF53) {
 		fd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		assert_true(fd >= 0);
 		assert_int_equal(fstat(fd, &st), 0);
+		struct device_advisor *a = device_advisor_new();
+		struct device_walk w;
+		device_walk_init(&w, a);
 		st.st_size = 1 << 20; /* pretend it is large */
-		assert_int_equal(dir_readahead(NULL, fd, &st, NULL), 0);
-		struct readahead_state s;
-		readahead_init(&s);
+		device_dir_opened(&w, fd, &st);
 		st.st_size = 4096;
-		assert_int_equal(dir_readahead(&s, fd, &st, NULL), 0);
-		assert_int_equal(s.windows, 0);
-		readahead_fini(&s);
+		device_dir_opened(&w, fd, &st);
+		assert_int_equal(w.total.requests, 0);
+		assert_int_equal(w.windows, 0);
+		device_walk_fini(&w);
+		device_advisor_free(a);
 		close(fd);
 	}
 }
@@ -346,7 +369,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fewer_requests),
-		cmocka_unit_test(test_auto_reads_ahead),
+		cmocka_unit_test(test_every_policy_reads_ahead),
 		cmocka_unit_test(test_windows),
 		cmocka_unit_test(test_windows_stop),
 		cmocka_unit_test(test_nothing_to_do),

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Reading an XFS directory's hash index ahead (lib/xfsindex.c), and the
- * inodes of XFS directories' entries in windows (lib/xfsinodes.c).
+/* Reading an XFS directory's hash index ahead (lib/device/xfs-index.c),
+ * and the inodes of XFS directories' entries in windows
+ * (lib/device/xfs-inodes.c), as the device advisor decides them.
  *
  * Everywhere: the hash agrees with xfs_db's "hash" command on names of
  * every tail length, and a probe name is made for any hash (valid bytes
@@ -8,18 +9,19 @@
  * device (counted in the device's read requests): the lookups read the
  * index's leaf blocks, so that removing the entries in inode order
  * afterwards reads fewer blocks than it does without them, and the whole
- * of it (lookups and removal) reads no more; "auto" does it on a device
- * that says it rotates and not on one that does not; nothing on other
- * file systems or for small directories.  The inode windows: the
+ * of it (lookups and removal) reads no more; a sorted pass gets it
+ * whatever the device says of rotating (sysfs's flag is not asked), and
+ * not where the reads are taken as measured fast; nothing on other file
+ * systems or for small directories.  The inode windows: the
  * windows of the entries of a tree's top directory, its small directories
  * (the device taken to seek), read most of the tree's inodes, and the removal
  * afterwards reads at most the directories' blocks and half as many
  * more, where without them it reads about a cluster per directory too;
- * "auto" reads none where the device does not rotate, nor on the image's
- * loop device made to say it rotates (its reads are fast: the file is in
- * memory), so "auto" reaches a window here only with the reads taken to
- * seek (a tests-only flag; what windows gain on a seeking device is
- * measured by the benchmarks); a window read once is a hit the
+ * the advisor reads none on the image's loop device, whether it says it
+ * rotates or not (its reads are measured fast: the file is in memory), so
+ * a walk reaches a window here only with the reads taken to seek (a
+ * tests-only flag; what windows gain on a seeking device is measured by
+ * the benchmarks); a window read once is a hit the
  * next time; no window holds more than XFS_WINDOW inodes and a batch;
  * nothing elsewhere; 16 empty windows end a tree's windows (the trial)
  * but not a sorted directory's, and the rule for sparse windows.  A
@@ -52,9 +54,9 @@
 #include <fastrm/order.h>
 #include <fastrm/rmtree.h>
 
+#include "device/strategies.h"
 #include "fastrm-int.h"
 #include "fixture.h"
-#include "readahead.h"
 
 #define NFILES 20000
 /* The trees of small directories: TREE_DIRS directories of TREE_FILES. */
@@ -354,27 +356,29 @@ static long rmtree_image(const char *name, unsigned workers, unsigned flags,
 	return reads;
 }
 
-/* "auto": on a device that says it rotates the index is read ahead, on
- * one that does not it is not. */
-static size_t auto_lookups(const char *name, char rotational)
+/* A large directory sorted (auto) with the reads not yet measured (or
+ * taken as fast, @flags): its index's lookups. */
+static size_t auto_lookups(const char *name, char rotational, unsigned flags)
 {
 	struct fastrm_rmtree_stats stats;
-	rmtree_image(name, 2, 0, true, rotational, &stats, NULL);
+	rmtree_image(name, 2, flags, true, rotational, &stats, NULL);
 	return stats.index_lookups;
 }
 
-static void test_auto_rotational_only(void **state)
+/* The index is read ahead of a sorted pass whatever the device says of
+ * rotating; not where its reads are known to be fast. */
+static void test_index_by_measure(void **state)
 {
 	(void)state;
 	NEED_IMAGE();
 	char was = read_rotational();
-	size_t flat = auto_lookups("c", '0');
-	size_t rotating = auto_lookups("d", '1');
+	size_t flat = auto_lookups("c", '0', 0);
+	size_t fast = auto_lookups("d", '1', FASTRM_RMTREE_READS_FAST);
 	set_rotational(was);
 	printf("fastrm_rmtree, auto: %zu lookups on a device that does not "
-	       "rotate, %zu on one that does\n", flat, rotating);
-	assert_int_equal(flat, 0);
-	assert_true(rotating >= NFILES / PROBE_EVERY);
+	       "say it rotates, %zu where the reads are taken as fast\n", flat, fast);
+	assert_true(flat >= NFILES / PROBE_EVERY);
+	assert_int_equal(fast, 0);
 }
 
 /* A directory of the test's own (fx_mkdtemp), open: its path in *@dir,
@@ -408,9 +412,16 @@ static void test_nothing_elsewhere(void **state)
 	st.st_blocks = 1 << 20;
 	st.st_size = 4096;
 	if (!xfs) {
+		/* the advisor asks for no lookups off XFS */
+		struct device_advisor *a = device_advisor_new();
+		struct device_walk w;
+		device_walk_init(&w, a);
 		errno = 55;
-		assert_int_equal(dir_index_readahead(fd, &st, e.n, ent_name, &e), 0);
+		device_pass_sorted(&w, fd, &st, e.n, ent_name, &e);
 		assert_int_equal(errno, 55);
+		assert_int_equal(w.total.lookups, 0);
+		device_walk_fini(&w);
+		device_advisor_free(a);
 	}
 	/* not a directory, too few names */
 	struct stat file = st;
@@ -470,7 +481,6 @@ static long windows_of(const char *name, long *inodes)
 	assert_non_null(d);
 	struct xfs_windows *w = xfs_windows_new();
 	assert_non_null(w);
-	xfs_windows_assume(w, top_st.st_dev, true);
 	int dirs = 0;
 	for (struct dirent *e; (e = readdir(d));) {
 		if (e->d_type != DT_DIR || e->d_name[0] == '.')
@@ -505,14 +515,15 @@ static void test_inode_windows(void **state)
 	       "removal %ld; auto read %zu inodes ahead on a device that says "
 	       "it rotates and read in %ld us on average\n", TREE_DIRS, plain,
 	       inodes, window_reads, after, fast_ahead, us);
-	/* auto: no windows where the device does not rotate, nor where its
-	 * reads are fast (the library measures the first 64; where all of
-	 * them took under half its bar on average, so did those, unless
-	 * the machine was very busy while the rest were read) */
-	assert_int_equal(plain_ahead, 0);
-	assert_int_equal(after_ahead, 0);
-	if (us < XFS_SEEK_US / 2)
+	/* no windows where the reads are fast, whatever the device says of
+	 * rotating (the advisor measures the first 64; where all of them
+	 * took under half its bar on average, so did those, unless the
+	 * machine was very busy while the rest were read) */
+	if (us < SEEK_US / 2) {
+		assert_int_equal(plain_ahead, 0);
+		assert_int_equal(after_ahead, 0);
 		assert_int_equal(fast_ahead, 0);
+	}
 	/* the tree's own inodes, at least half of them, were in windows */
 	assert_true(inodes >= TREE_DIRS * (TREE_FILES + 1) / 2);
 	/* the removal then reads mostly the directories' blocks (one each):
@@ -549,7 +560,7 @@ static void test_sorted_windows(void **state)
 	assert_true(seek.inodes_read_ahead >= NFILES);
 	assert_true(seek.inodes_read_ahead <= in_use + XFS_BULK_BATCH);
 	assert_true(with < without);
-	if (us < XFS_SEEK_US / 2)
+	if (us < SEEK_US / 2)
 		assert_int_equal(fast.inodes_read_ahead, 0);
 }
 
@@ -626,11 +637,8 @@ static void test_window_hits_and_bounds(void **state)
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	assert_true(fd >= 0);
 	assert_int_equal(fstat(fd, &st), 0);
-	xfs_windows_assume(w, st.st_dev, false);
-	assert_int_equal(xfs_window_at(w, fd, st.st_dev, st.st_ino, true, false), 0);
-	xfs_windows_assume(w, st.st_dev, true);
-	/* a device that does not say it rotates: measured, never read */
 	assert_int_equal(xfs_window_at(w, fd, st.st_dev, st.st_ino, false, false), 0);
+	assert_false(xfs_windows_off(w, st.st_dev));
 	errno = 55;
 	long n = xfs_window_at(w, fd, st.st_dev, st.st_ino, true, false);
 	assert_int_equal(errno, 55);
@@ -647,7 +655,6 @@ static void test_window_hits_and_bounds(void **state)
 	for (int sorted = 0; sorted < 2; sorted++) {
 		w = xfs_windows_new();
 		assert_non_null(w);
-		xfs_windows_assume(w, st.st_dev, true);
 		for (unsigned long long k = 1; k <= XFS_WINDOW_TRIAL; k++)
 			assert_int_equal(xfs_window_at(w, fd, st.st_dev, k << 48,
 			                               true, sorted), 0);
@@ -658,6 +665,7 @@ static void test_window_hits_and_bounds(void **state)
 			assert_true(n > TREE_FILES);
 		else
 			assert_int_equal(n, 0);
+		assert_int_equal(xfs_windows_off(w, st.st_dev), !sorted);
 		xfs_windows_free(w);
 	}
 	close(fd);
@@ -669,7 +677,7 @@ int main(void)
 		cmocka_unit_test(test_hash_matches_xfs_db),
 		cmocka_unit_test(test_probe_names),
 		cmocka_unit_test(test_index_read_ahead),
-		cmocka_unit_test(test_auto_rotational_only),
+		cmocka_unit_test(test_index_by_measure),
 		cmocka_unit_test(test_nothing_elsewhere),
 		cmocka_unit_test(test_inode_windows),
 		cmocka_unit_test(test_window_hits_and_bounds),

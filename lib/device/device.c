@@ -1,0 +1,533 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The device advisor (device.h): a profile per device, what its reads
+ * were measured to cost, and the decisions taken from them.
+ *
+ * A profile is made at the first directory of a device that a walk or a
+ * pool reads, and kept for the advisor's life (at most MAX_PROFILES
+ * devices; others get no advice: no read-ahead, no fitting, sorting where
+ * it is sorted today).  Making one costs a fstatfs, a lookup in sysfs
+ * (and, for a device sysfs does not name, such as btrfs's anonymous ones,
+ * in /proc/self/mountinfo), and for ext4 an attempt to open the block
+ * device; everything after is a pointer compare per directory.
+ *
+ * The measure: the block device's own counters of completed reads and of
+ * the milliseconds spent on them (sysfs stat: fields 1 and 4), read at
+ * the first directory and then at most once per MEASURE_MS as directories
+ * are opened and windows change, until MEASURE_READS reads have completed:
+ * their mean time sorts the device into SEEK, MODERATE or FAST for the
+ * rest of the walk.  Where nothing is read (everything cached) nothing is
+ * judged, and the defaults hold: they are what costs least when wrong.
+ * The counters include other processes' reads of the same device; on a
+ * shared, busy device the measure is theirs as much as ours. */
+#define _GNU_SOURCE
+#include "device.h"
+#include "strategies.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/capability.h>
+#include <linux/magic.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Devices one advisor keeps profiles of. */
+#define MAX_PROFILES 32
+
+/* File systems by statfs's f_type, where <linux/magic.h> may lack them. */
+#define MAGIC_EXT4 0xEF53        /* ext2, ext3 and ext4 */
+#define MAGIC_XFS 0x58465342
+#define MAGIC_BTRFS 0x9123683e
+#define MAGIC_TMPFS 0x01021994
+#define MAGIC_RAMFS 0x858458f6
+#define MAGIC_PROC 0x9fa0
+#define MAGIC_SYSFS 0x62656572
+#define MAGIC_NFS 0x6969
+#define MAGIC_CIFS 0xff534d42
+#define MAGIC_SMB2 0xfe534d42
+#define MAGIC_LUSTRE 0x0bd00bd0
+#define MAGIC_FUSE 0x65735546
+#define MAGIC_9P 0x01021997
+#define MAGIC_CEPH 0x00c36400
+#define MAGIC_AFS 0x5346414f
+
+struct device_profile {
+	dev_t dev;               /* st_dev of the file system */
+	enum device_fs fs;
+	bool unsorted;           /* gnulib's list: sorting is wasted here */
+	bool bulkstat;           /* XFS: this process may ask for inodes in
+	                            bulk (CAP_SYS_ADMIN) */
+	int devfd;               /* ext4: its block device, open, or -1 */
+	dev_t bdev;              /* the block device with counters, or 0 */
+	/* the measure (under the advisor's lock; reads is read without) */
+	enum device_reads reads;
+	long us;                 /* the mean read, once judged (-1 before) */
+	uint64_t reads0, ms0;    /* the counters at the start */
+	long long sampled;       /* when they were last looked at (ms) */
+};
+
+struct device_advisor {
+	pthread_mutex_t lock;
+	struct device_profile p[MAX_PROFILES];
+	unsigned n;              /* profiles made (read without the lock) */
+	struct xfs_windows *xw;  /* XFS's windows, for all the walks */
+};
+
+/* ------------------------------------------------------------ helpers */
+
+/* Milliseconds on a coarse clock (a few ms a tick, no system call). */
+static long long now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
+	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* @bdev's completed reads and the milliseconds spent on them (sysfs
+ * stat: the first and fourth numbers).  false if they cannot be had. */
+static bool device_counters(dev_t bdev, uint64_t *reads, uint64_t *ms)
+{
+	char path[64], buf[256];
+	snprintf(path, sizeof path, "/sys/dev/block/%u:%u/stat", major(bdev),
+	         minor(bdev));
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	uint64_t merges, sectors;
+	return sscanf(buf, "%" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64,
+	              reads, &merges, &sectors, ms) == 4;
+}
+
+/* The block device behind file system @dev: @dev itself where sysfs
+ * knows it; else (btrfs's anonymous devices) the source of its mount, if
+ * that is a block device.  0 if none. */
+dev_t device_block_of(dev_t dev)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/sys/dev/block/%u:%u", major(dev), minor(dev));
+	if (access(path, F_OK) == 0)
+		return dev;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return 0;
+	char line[4096];
+	dev_t found = 0;
+	while (!found && fgets(line, sizeof line, f)) {
+		/* ID PARENT MAJ:MIN ROOT POINT OPTIONS [TAGS...] - TYPE SOURCE ... */
+		unsigned ma, mi;
+		if (sscanf(line, "%*s %*s %u:%u", &ma, &mi) != 2 ||
+		    makedev(ma, mi) != dev)
+			continue;
+		char *sep = strstr(line, " - ");
+		char type[64], source[1024];
+		struct stat sb;
+		if (sep && sscanf(sep + 3, "%63s %1023s", type, source) == 2 &&
+		    source[0] == '/' && stat(source, &sb) == 0 && S_ISBLK(sb.st_mode))
+			found = sb.st_rdev;
+	}
+	fclose(f);
+	return found;
+}
+
+int device_open_node(dev_t bdev)
+{
+	char path[80], line[160], node[200];
+	snprintf(path, sizeof path, "/sys/dev/block/%u:%u/uevent", major(bdev),
+	         minor(bdev));
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	node[0] = '\0';
+	while (fgets(line, sizeof line, f)) {
+		if (strncmp(line, "DEVNAME=", 8) == 0) {
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(node, sizeof node, "/dev/%s", line + 8);
+			break;
+		}
+	}
+	fclose(f);
+	if (!node[0] || strstr(node, ".."))
+		return -1;
+	int fd = open(node, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISBLK(st.st_mode) || st.st_rdev != bdev) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Whether this process holds CAP_SYS_ADMIN (XFS's bulkstat needs it). */
+static bool sys_admin(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+	memset(d, 0, sizeof d);
+	if (syscall(SYS_capget, &h, d) != 0)
+		return geteuid() == 0;
+	return (d[CAP_SYS_ADMIN / 32].effective >> (CAP_SYS_ADMIN % 32)) & 1;
+}
+
+enum device_fs device_fs_of(long type, bool *unsorted)
+{
+	*unsorted = false;
+	switch (type) {
+	case MAGIC_EXT4:
+		return DEVICE_FS_EXT4;
+	case MAGIC_XFS:
+		return DEVICE_FS_XFS;
+	case MAGIC_BTRFS:
+		return DEVICE_FS_BTRFS;
+	case MAGIC_TMPFS:
+	case MAGIC_RAMFS:
+	case MAGIC_PROC:
+	case MAGIC_SYSFS:
+		*unsorted = true;
+		return DEVICE_FS_MEMORY;
+	case MAGIC_NFS:
+	case MAGIC_CIFS:
+	case MAGIC_SMB2:
+	case MAGIC_LUSTRE:
+		/* gnulib's rule; Lustre since 2026: sorting defeated its
+		 * metadata prefetch */
+		*unsorted = true;
+		return DEVICE_FS_REMOTE;
+	case MAGIC_FUSE:
+	case MAGIC_9P:
+	case MAGIC_CEPH:
+	case MAGIC_AFS:
+		return DEVICE_FS_REMOTE;
+	default:
+		return DEVICE_FS_OTHER;
+	}
+}
+
+/* ----------------------------------------------------------- profiles */
+
+/* Under the lock: start measuring @p's reads from now. */
+static void measure_from_now(struct device_profile *p)
+{
+	p->us = -1;
+	if (p->fs == DEVICE_FS_MEMORY || p->fs == DEVICE_FS_REMOTE || !p->bdev ||
+	    !device_counters(p->bdev, &p->reads0, &p->ms0))
+		__atomic_store_n(&p->reads, DEVICE_READS_NONE, __ATOMIC_RELAXED);
+	else
+		__atomic_store_n(&p->reads, DEVICE_READS_UNKNOWN, __ATOMIC_RELAXED);
+	p->sampled = now_ms();
+}
+
+/* Under the lock: a new profile for @dev, from directory @fd; NULL when
+ * the advisor holds MAX_PROFILES already. */
+static struct device_profile *make_profile(struct device_advisor *a, int fd,
+                                           dev_t dev)
+{
+	if (a->n == MAX_PROFILES)
+		return NULL;
+	struct device_profile *p = &a->p[a->n];
+	memset(p, 0, sizeof *p);
+	p->dev = dev;
+	p->devfd = -1;
+	struct statfs fs;
+	p->fs = fstatfs(fd, &fs) == 0 ? device_fs_of((long)fs.f_type, &p->unsorted)
+	                              : DEVICE_FS_OTHER;
+	if (p->fs != DEVICE_FS_MEMORY && p->fs != DEVICE_FS_REMOTE)
+		p->bdev = device_block_of(dev);
+	if (p->fs == DEVICE_FS_EXT4 && p->bdev)
+		p->devfd = device_open_node(p->bdev);
+	if (p->fs == DEVICE_FS_XFS)
+		p->bulkstat = sys_admin();
+	measure_from_now(p);
+	/* published last: walks look profiles up without the lock */
+	__atomic_store_n(&a->n, a->n + 1, __ATOMIC_RELEASE);
+	return p;
+}
+
+static struct device_profile *find(struct device_advisor *a, dev_t dev)
+{
+	unsigned n = __atomic_load_n(&a->n, __ATOMIC_ACQUIRE);
+	for (unsigned i = 0; i < n; i++)
+		if (a->p[i].dev == dev)
+			return &a->p[i];
+	return NULL;
+}
+
+/* The profile of the device of directory @fd (stat @st), made on first
+ * need; NULL without an advisor or room. */
+static struct device_profile *profile(struct device_walk *w, int fd,
+                                      const struct stat *st)
+{
+	if (w->last && w->last->dev == st->st_dev)
+		return w->last;
+	if (!w->adv)
+		return NULL;
+	struct device_profile *p = find(w->adv, st->st_dev);
+	if (!p) {
+		pthread_mutex_lock(&w->adv->lock);
+		p = find(w->adv, st->st_dev);
+		if (!p)
+			p = make_profile(w->adv, fd, st->st_dev);
+		pthread_mutex_unlock(&w->adv->lock);
+	}
+	if (p)
+		w->last = p;
+	return p;
+}
+
+static enum device_reads reads_of(const struct device_profile *p)
+{
+	return __atomic_load_n(&p->reads, __ATOMIC_RELAXED);
+}
+
+/* Look at @p's counters if it is time: once MEASURE_READS reads have
+ * completed since the start, the device is judged by their mean. */
+static void sample(struct device_advisor *a, struct device_profile *p)
+{
+	if (reads_of(p) != DEVICE_READS_UNKNOWN ||
+	    now_ms() - __atomic_load_n(&p->sampled, __ATOMIC_RELAXED) < MEASURE_MS)
+		return;
+	pthread_mutex_lock(&a->lock);
+	long long now = now_ms();
+	uint64_t reads, ms;
+	if (p->reads != DEVICE_READS_UNKNOWN || now - p->sampled < MEASURE_MS) {
+		/* another thread was here first */
+	} else if (!device_counters(p->bdev, &reads, &ms)) {
+		__atomic_store_n(&p->reads, DEVICE_READS_NONE, __ATOMIC_RELAXED);
+	} else if (reads >= p->reads0 + MEASURE_READS) {
+		uint64_t us = (ms - p->ms0) * 1000 / (reads - p->reads0);
+		p->us = us > 1000000000 ? 1000000000 : (long)us;
+		__atomic_store_n(&p->reads, device_judge(p->us), __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&p->sampled, now, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&a->lock);
+}
+
+/* ---------------------------------------------------------- decisions */
+
+enum device_reads device_judge(long us)
+{
+	return us >= SEEK_US ? DEVICE_READS_SEEK
+	       : us < FAST_US ? DEVICE_READS_FAST
+	                      : DEVICE_READS_MODERATE;
+}
+
+bool device_sort_for(enum device_fs fs, enum device_reads reads, bool unsorted)
+{
+	switch (fs) {
+	case DEVICE_FS_MEMORY:
+	case DEVICE_FS_REMOTE:
+		return false;
+	case DEVICE_FS_BTRFS:
+		/* measured on the one-head disk: order does not matter */
+		return false;
+	case DEVICE_FS_XFS:
+		/* on a disk that seeks sorting halves the seeks; where reads
+		 * are fast it costs CPU for nothing (doc/benchmarks.md) */
+		return reads != DEVICE_READS_FAST;
+	default:
+		return !unsorted;
+	}
+}
+
+unsigned device_workers_for(enum device_fs fs, enum device_reads reads,
+                            bool ahead, unsigned cpus)
+{
+	/* Reads that seek, and nothing reads ahead for the walks: workers
+	 * in different subtrees only make the head seek between them
+	 * (doc/benchmarks.md: 8 workers 2.15x GNU rm's time, 2 workers
+	 * 3.07x, one 1.01x, on an aged tree as a plain user). */
+	if (reads == DEVICE_READS_SEEK && !ahead)
+		return 1;
+	/* XFS whose reads are fast: the walks are CPU-bound */
+	if (fs == DEVICE_FS_XFS && reads == DEVICE_READS_FAST)
+		return cpus;
+	return 0;
+}
+
+/* ------------------------------------------------------------- public */
+
+struct device_advisor *device_advisor_new(void)
+{
+	struct device_advisor *a = calloc(1, sizeof *a);
+	if (!a)
+		return NULL;
+	if (pthread_mutex_init(&a->lock, NULL) != 0) {
+		free(a);
+		return NULL;
+	}
+	a->xw = xfs_windows_new(); /* without it, no windows */
+	return a;
+}
+
+void device_advisor_free(struct device_advisor *a)
+{
+	if (!a)
+		return;
+	for (unsigned i = 0; i < a->n; i++)
+		if (a->p[i].devfd >= 0)
+			close(a->p[i].devfd);
+	xfs_windows_free(a->xw);
+	pthread_mutex_destroy(&a->lock);
+	free(a);
+}
+
+void device_walk_init(struct device_walk *w, struct device_advisor *a)
+{
+	memset(w, 0, sizeof *w);
+	w->adv = a;
+	w->at = ~0ULL;
+}
+
+void device_walk_fini(struct device_walk *w)
+{
+	w->last = NULL;
+}
+
+bool device_dir_opened(struct device_walk *w, int fd, const struct stat *st)
+{
+	if (!st || !S_ISDIR(st->st_mode))
+		return false;
+	int saved = errno;
+	struct device_profile *p = profile(w, fd, st);
+	bool windows = false;
+	if (p) {
+		sample(w->adv, p);
+		if (p->devfd >= 0)
+			ext4_dir_readahead(w, p->devfd, fd, st, NULL);
+		windows = p->fs == DEVICE_FS_XFS && p->bulkstat && w->adv->xw &&
+		          reads_of(p) != DEVICE_READS_FAST &&
+		          reads_of(p) != DEVICE_READS_MODERATE;
+	}
+	errno = saved;
+	return windows;
+}
+
+void device_pass_sorted(struct device_walk *w, int fd, const struct stat *st,
+                        size_t n, const char *(*name_at)(void *, size_t, size_t *),
+                        void *ctx)
+{
+	if (!st)
+		return;
+	struct device_profile *p = profile(w, fd, st);
+	/* a sorted pass removes in inode order, not in the index's: its
+	 * leaves are read ahead, unless reads cost nothing here */
+	if (p && p->fs == DEVICE_FS_XFS && reads_of(p) != DEVICE_READS_FAST)
+		w->total.lookups += dir_index_readahead(fd, st, n, name_at, ctx);
+}
+
+/* A sorted directory's window is left: count what it held. */
+static void window_left(struct device_walk *w)
+{
+	if (!w->run_read)
+		return;
+	w->held += w->run;
+	w->sparse = xfs_windows_sparse(w->read, w->inodes, w->held);
+}
+
+void device_entry_out(struct device_walk *w, int fd, const struct stat *st,
+                      unsigned long long ino, bool sorted)
+{
+	struct device_profile *p = profile(w, fd, st);
+	if (!p || p->fs != DEVICE_FS_XFS || !p->bulkstat || !w->adv->xw)
+		return;
+	/* a large directory's entries in the directory's order would jump
+	 * between windows: only sorted ones */
+	if (st->st_size >= READAHEAD_DIR_MIN && !sorted)
+		return;
+	if (w->run_dev != st->st_dev || w->run_dir != st->st_ino) {
+		/* another directory's entries: its own run */
+		w->run_dev = st->st_dev;
+		w->run_dir = st->st_ino;
+		w->at = ~0ULL;
+		w->inodes = w->held = 0;
+		w->run = w->read = 0;
+		w->run_read = w->sparse = false;
+	}
+	unsigned long long at = ino & ~(unsigned long long)(XFS_WINDOW - 1);
+	if (at != w->at && !w->sparse) {
+		if (sorted)
+			window_left(w);
+		w->at = at;
+		w->run = 0;
+		sample(w->adv, p);
+		long n = xfs_window_at(w->adv->xw, fd, st->st_dev, ino,
+		                       reads_of(p) == DEVICE_READS_SEEK, sorted);
+		w->run_read = n > 0;
+		w->read += n > 0;
+		w->inodes += (unsigned long long)n;
+		w->total.inodes += n;
+	}
+	if (w->run < UINT32_MAX)
+		w->run++;
+}
+
+bool device_sort(struct device_walk *w, int fd, const struct stat *st)
+{
+	struct device_profile *p = st ? profile(w, fd, st) : NULL;
+	/* without a profile, as before the advisor: large directories sort */
+	return !p || device_sort_for(p->fs, reads_of(p), p->unsorted);
+}
+
+bool device_unsorted(struct device_walk *w, int fd, const struct stat *st)
+{
+	struct device_profile *p = st ? profile(w, fd, st) : NULL;
+	return p && p->unsorted;
+}
+
+unsigned device_workers(struct device_walk *w, dev_t dev, unsigned cpus)
+{
+	struct device_profile *p = w->last && w->last->dev == dev ? w->last
+	                           : w->adv ? find(w->adv, dev) : NULL;
+	if (!p)
+		return 0;
+	/* what reads ahead for the walks: ext4's blocks need the device
+	 * open, XFS's windows CAP_SYS_ADMIN (and that they pay) */
+	bool ahead = (p->fs == DEVICE_FS_EXT4 && p->devfd >= 0) ||
+	             (p->fs == DEVICE_FS_XFS && p->bulkstat &&
+	              !xfs_windows_off(w->adv->xw, dev));
+	return device_workers_for(p->fs, reads_of(p), ahead, cpus);
+}
+
+enum device_reads device_measured(struct device_advisor *a, dev_t dev)
+{
+	struct device_profile *p = a ? find(a, dev) : NULL;
+	return p ? reads_of(p) : DEVICE_READS_UNKNOWN;
+}
+
+void device_assume(struct device_advisor *a, int fd, dev_t dev,
+                   enum device_reads reads)
+{
+	if (!a)
+		return;
+	pthread_mutex_lock(&a->lock);
+	struct device_profile *p = find(a, dev);
+	if (!p)
+		p = make_profile(a, fd, dev);
+	if (p) {
+		__atomic_store_n(&p->reads, reads, __ATOMIC_RELAXED);
+		p->us = reads == DEVICE_READS_SEEK ? SEEK_US : 0;
+	}
+	pthread_mutex_unlock(&a->lock);
+}
+
+void device_totals_add(struct device_totals *t, const struct device_walk *w)
+{
+	t->requests += w->total.requests;
+	t->bytes += w->total.bytes;
+	t->lookups += w->total.lookups;
+	t->inodes += w->total.inodes;
+}

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The device advisor: everything libfastrm knows and decides about the
+ * file systems and devices it removes from, behind this one interface
+ * (lib/device/).  The walk (fts.c), the ordering policies (order.c) and
+ * the pool (rmtree.c) ask it at a few fixed points and know nothing of
+ * devices themselves:
+ *
+ *   device_dir_opened()   a directory is about to be read (any policy)
+ *   device_pass_sorted()  a sorting policy is about to hand out a pass
+ *   device_entry_out()    an entry is about to go out to the walk
+ *   device_sort()         auto: is a large directory here worth sorting?
+ *   device_unsorted()     gnulib's rule: is sorting wasted on this fs?
+ *   device_workers()      the pool: how many workers may run at once?
+ *
+ * What it knows of a device (a profile per st_dev, made once per walk or
+ * pool): the file system's type (one fstatfs), the block device behind it
+ * (sysfs, or the mount table for btrfs), whether the process may read that
+ * device (ext4's read-ahead) or ask XFS for inodes in bulk, and what the
+ * device's first reads cost: their mean time, from the device's own
+ * counters (sysfs stat, readable by anyone), once MEASURE_READS of them
+ * have completed since the walk began.  sysfs's "rotational" flag is not
+ * used: disk arrays, SAN and cloud volumes and virtual disks report it
+ * wrongly both ways (doc/design.md, "The device advisor").
+ *
+ * What it does with that (the strategies, each in its own file):
+ *   ext4-blocks.c  ext4: a large directory's blocks, and the window around
+ *                  a small one's, read from the device in the order they
+ *                  lie there (where the device can be opened: root)
+ *   xfs-index.c    XFS: a large directory's hash index read ahead of a
+ *                  sorted pass, by looking up made-up names (no privilege)
+ *   xfs-inodes.c   XFS: the inodes around the entries, in windows, as they
+ *                  go out (bulkstat: CAP_SYS_ADMIN), where reads seek
+ */
+#ifndef FASTRM_DEVICE_H
+#define FASTRM_DEVICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+/* Reads measured to take this long each on average, or more, seek
+ * (a 7200-rpm disk: 8-12 ms; the harness's one-head disk: 9 ms); under
+ * FAST_US they are fast (SSDs, the virtual disks measured here: 0.1-0.4
+ * ms); in between, moderate (a queued device at 1 ms).  MEASURE_READS of
+ * them make a measure; the counters are looked at once per MEASURE_MS at
+ * most (nothing is read while everything is cached). */
+#define SEEK_US 2000
+#define FAST_US 500
+#define MEASURE_READS 64
+#define MEASURE_MS 10
+
+/* What a device's reads were measured to cost. */
+enum device_reads {
+	DEVICE_READS_UNKNOWN = 0, /* not measured yet */
+	DEVICE_READS_FAST,
+	DEVICE_READS_MODERATE,
+	DEVICE_READS_SEEK,
+	DEVICE_READS_NONE,        /* nothing to measure: memory, network */
+};
+
+/* The file system, as the advisor sorts them. */
+enum device_fs {
+	DEVICE_FS_OTHER = 0,
+	DEVICE_FS_EXT4,           /* ext2, ext3, ext4 */
+	DEVICE_FS_XFS,
+	DEVICE_FS_BTRFS,
+	DEVICE_FS_MEMORY,         /* tmpfs, ramfs, proc, sysfs */
+	DEVICE_FS_REMOTE,         /* NFS, CIFS/SMB, FUSE, 9p, Ceph, Lustre, AFS */
+};
+
+/* ext4's windows around small directories (ext4-blocks.c): recent ones. */
+#define EXT4_WINDOWS 4
+
+/* What was read ahead (for fastrm_rmtree_stats and the tests). */
+struct device_totals {
+	long requests;            /* ext4: read requests asked of the device */
+	long long bytes;          /* ...and what they cover */
+	long lookups;             /* XFS: probe lookups into hash indexes */
+	long inodes;              /* XFS: inodes read in windows */
+};
+
+struct device_advisor;
+struct device_profile;
+struct xfs_windows;
+
+/* One walk's state (one thread at a time): a stream's own, or a pool
+ * worker's for all of its walks. */
+struct device_walk {
+	struct device_advisor *adv;
+	struct device_profile *last; /* the profile of the last directory */
+	/* ext4: windows around small directories */
+	unsigned long long win[EXT4_WINDOWS];
+	unsigned nwin, next;
+	unsigned long windows, hits; /* asked for; directories found in one */
+	bool windows_off;            /* they did not pay: no more */
+	dev_t win_dev;               /* the device the windows are on */
+	/* XFS: the run of entries of the directory handed out last */
+	dev_t run_dev;
+	ino_t run_dir;
+	unsigned long long at;       /* the last entry's window */
+	unsigned long long inodes, held; /* a sorted directory's windows:
+	                                inodes read, entries they held */
+	uint32_t run;                /* entries out in the current window */
+	uint32_t read;               /* windows read for this directory */
+	bool run_read;               /* the current window was read */
+	bool sparse;                 /* they are sparse: none more here */
+	struct device_totals total;
+};
+
+/* An advisor for one walk or one pool of walks (thread-safe).  NULL when
+ * out of memory: every function below then does nothing, and the walks
+ * go on without reading ahead or fitting. */
+struct device_advisor *device_advisor_new(void);
+void device_advisor_free(struct device_advisor *a);
+
+void device_walk_init(struct device_walk *w, struct device_advisor *a);
+void device_walk_fini(struct device_walk *w);
+
+/* Directory @fd (stat @st) is about to be read, whatever the policy: its
+ * device is measured, its blocks read ahead (ext4).  Returns whether its
+ * entries are to go through device_entry_out() (XFS windows).  Never fails
+ * the walk; leaves errno alone. */
+bool device_dir_opened(struct device_walk *w, int fd, const struct stat *st);
+
+/* A sorting policy is about to hand out a pass of @n names of directory
+ * @fd (stat @st), in inode order; name_at(@ctx, i, &len) gives the i-th.
+ * XFS: its hash index's leaf blocks are read ahead (xfs-index.c). */
+void device_pass_sorted(struct device_walk *w, int fd, const struct stat *st,
+                        size_t n, const char *(*name_at)(void *, size_t, size_t *),
+                        void *ctx);
+
+/* Entry @ino of directory @fd (stat @st) is about to go out; @sorted: the
+ * directory's entries go out in inode order.  XFS: the window of inodes
+ * around it is read (xfs-inodes.c). */
+void device_entry_out(struct device_walk *w, int fd, const struct stat *st,
+                      unsigned long long ino, bool sorted);
+
+/* auto: whether a large directory (stat @st, fd @fd) is worth sorting by
+ * inode on its device.  Where order does not matter (memory, network,
+ * btrfs), or XFS on reads measured fast, no; elsewhere yes. */
+bool device_sort(struct device_walk *w, int fd, const struct stat *st);
+
+/* gnulib's rule: sorting by inode is known not to help on this file
+ * system (tmpfs, NFS, CIFS, Lustre, proc...). */
+bool device_unsorted(struct device_walk *w, int fd, const struct stat *st);
+
+/* The pool: how many of its workers should run at once while they remove
+ * from @dev, given @cpus online; 0: no limit (or nothing known yet).
+ * Reads that seek, where nothing reads ahead for the walk (no privilege
+ * for it, or no strategy for the file system): 1, since workers in
+ * different subtrees make one head seek between them.  XFS whose reads
+ * are fast: @cpus, since more only contend for the CPU. */
+unsigned device_workers(struct device_walk *w, dev_t dev, unsigned cpus);
+
+/* What @dev's reads were measured to cost (DEVICE_READS_UNKNOWN if the
+ * advisor has no profile of it yet). */
+enum device_reads device_measured(struct device_advisor *a, dev_t dev);
+
+/* For the tests: take @dev's reads to cost @reads from now on, without
+ * measuring (the profile is made from @fd, a directory on @dev). */
+void device_assume(struct device_advisor *a, int fd, dev_t dev,
+                   enum device_reads reads);
+
+/* What @w read ahead, added into @t. */
+void device_totals_add(struct device_totals *t, const struct device_walk *w);
+
+#endif

@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The device advisor (lib/device/device.c): its decision tables (what a
+ * measured mean read is; where a large directory is worth sorting; how
+ * many workers may run at once), the file systems it knows, that it asks
+ * each device's file system once (a profile per device, not a fstatfs
+ * per directory), and what it does on the test's own directory (memory:
+ * nothing measured, nothing sorted, nothing read ahead).  Runs anywhere,
+ * as any user. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "device/strategies.h"
+#include "fixture.h"
+
+/* ---------------------------------------------- fstatfs, counted */
+
+/* (with _FILE_OFFSET_BITS=64 the library calls fstatfs64: both are
+ * wrapped) */
+int __real_fstatfs(int fd, struct statfs *buf);
+int __wrap_fstatfs(int fd, struct statfs *buf);
+int __real_fstatfs64(int fd, struct statfs *buf);
+int __wrap_fstatfs64(int fd, struct statfs *buf);
+static int fstatfs_calls;
+
+int __wrap_fstatfs(int fd, struct statfs *buf)
+{
+	fstatfs_calls++;
+	return __real_fstatfs(fd, buf);
+}
+
+int __wrap_fstatfs64(int fd, struct statfs *buf)
+{
+	fstatfs_calls++;
+	return __real_fstatfs64(fd, buf);
+}
+
+static void test_judge(void **state)
+{
+	(void)state;
+	assert_int_equal(device_judge(0), DEVICE_READS_FAST);
+	assert_int_equal(device_judge(FAST_US - 1), DEVICE_READS_FAST);
+	assert_int_equal(device_judge(FAST_US), DEVICE_READS_MODERATE);
+	assert_int_equal(device_judge(1000), DEVICE_READS_MODERATE); /* a queue at 1 ms */
+	assert_int_equal(device_judge(SEEK_US - 1), DEVICE_READS_MODERATE);
+	assert_int_equal(device_judge(SEEK_US), DEVICE_READS_SEEK);
+	assert_int_equal(device_judge(9000), DEVICE_READS_SEEK);    /* a 7200-rpm disk */
+}
+
+static void test_sort_table(void **state)
+{
+	(void)state;
+	for (int r = DEVICE_READS_UNKNOWN; r <= DEVICE_READS_NONE; r++) {
+		enum device_reads reads = (enum device_reads)r;
+		/* ext4 and the rest sort, whatever the device: inode order
+		 * writes far fewer blocks there (doc/benchmarks.md) */
+		assert_true(device_sort_for(DEVICE_FS_EXT4, reads, false));
+		assert_true(device_sort_for(DEVICE_FS_OTHER, reads, false));
+		/* order does not matter in memory, on the network, on btrfs */
+		assert_false(device_sort_for(DEVICE_FS_MEMORY, reads, true));
+		assert_false(device_sort_for(DEVICE_FS_REMOTE, reads, true));
+		assert_false(device_sort_for(DEVICE_FS_REMOTE, reads, false));
+		assert_false(device_sort_for(DEVICE_FS_BTRFS, reads, false));
+		/* XFS: unless its reads are known to be fast */
+		assert_int_equal(device_sort_for(DEVICE_FS_XFS, reads, false),
+		                 reads != DEVICE_READS_FAST);
+	}
+}
+
+static void test_workers_table(void **state)
+{
+	(void)state;
+	const enum device_fs all[] = { DEVICE_FS_OTHER, DEVICE_FS_EXT4, DEVICE_FS_XFS,
+	                               DEVICE_FS_BTRFS, DEVICE_FS_MEMORY,
+	                               DEVICE_FS_REMOTE };
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+		enum device_fs fs = all[i];
+		/* one head, nothing read ahead: one worker at once */
+		assert_int_equal(device_workers_for(fs, DEVICE_READS_SEEK, false, 2), 1);
+		/* read ahead (ext4's blocks as root, XFS's windows): all */
+		assert_int_equal(device_workers_for(fs, DEVICE_READS_SEEK, true, 2), 0);
+		/* a queue, or nothing known: all */
+		assert_int_equal(device_workers_for(fs, DEVICE_READS_MODERATE, false, 2), 0);
+		assert_int_equal(device_workers_for(fs, DEVICE_READS_UNKNOWN, false, 2), 0);
+		assert_int_equal(device_workers_for(fs, DEVICE_READS_NONE, false, 2), 0);
+		/* fast reads: one per CPU on XFS (CPU-bound), all elsewhere */
+		assert_int_equal(device_workers_for(fs, DEVICE_READS_FAST, false, 2),
+		                 fs == DEVICE_FS_XFS ? 2 : 0);
+	}
+}
+
+static void test_file_systems(void **state)
+{
+	(void)state;
+	bool unsorted;
+	assert_int_equal(device_fs_of(0xEF53, &unsorted), DEVICE_FS_EXT4);
+	assert_false(unsorted);
+	assert_int_equal(device_fs_of(0x58465342, &unsorted), DEVICE_FS_XFS);
+	assert_int_equal(device_fs_of(0x9123683e, &unsorted), DEVICE_FS_BTRFS);
+	assert_int_equal(device_fs_of(0x01021994, &unsorted), DEVICE_FS_MEMORY); /* tmpfs */
+	assert_true(unsorted);
+	assert_int_equal(device_fs_of(0x6969, &unsorted), DEVICE_FS_REMOTE);     /* NFS */
+	assert_true(unsorted);
+	assert_int_equal(device_fs_of(0x0bd00bd0, &unsorted), DEVICE_FS_REMOTE); /* Lustre */
+	assert_true(unsorted);
+	assert_int_equal(device_fs_of(0x65735546, &unsorted), DEVICE_FS_REMOTE); /* FUSE */
+	assert_false(unsorted); /* not in gnulib's list */
+	assert_int_equal(device_fs_of(0x12345678, &unsorted), DEVICE_FS_OTHER);
+	assert_false(unsorted);
+	/* a device that sysfs does not know and nothing is mounted from */
+	assert_int_equal(device_block_of(makedev(4000, 4000)), 0);
+	assert_int_equal(device_open_node(makedev(4000, 4000)), -1);
+}
+
+/* The test's own directory (tmpfs, or whatever $TMPDIR is): one profile
+ * for it, asked once; on tmpfs, nothing measured, sorted or read ahead. */
+static void test_own_directory(void **state)
+{
+	(void)state;
+	char *dir = fx_mkdtemp();
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(mkdirat(fd, "a", 0700), 0);
+	int sub = openat(fd, "a", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(sub >= 0);
+	struct stat st, st2;
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(fstat(sub, &st2), 0);
+	struct statfs fs;
+	assert_int_equal(fstatfs(fd, &fs), 0);
+	bool tmpfs = fs.f_type == 0x01021994;
+
+	struct device_advisor *a = device_advisor_new();
+	assert_non_null(a);
+	struct device_walk w, w2;
+	device_walk_init(&w, a);
+	device_walk_init(&w2, a);
+	assert_int_equal(device_measured(a, st.st_dev), DEVICE_READS_UNKNOWN);
+	fstatfs_calls = 0;
+	errno = 77;
+	for (int i = 0; i < 100; i++) {
+		device_dir_opened(&w, i % 2 ? sub : fd, i % 2 ? &st2 : &st);
+		device_sort(&w, fd, &st);
+		device_unsorted(&w, fd, &st);
+		device_dir_opened(&w2, sub, &st2); /* another walk of the pool */
+	}
+	assert_int_equal(errno, 77);
+	/* the file system asked once for the device, by all walks together */
+	assert_int_equal(fstatfs_calls, 1);
+	if (tmpfs) {
+		assert_int_equal(device_measured(a, st.st_dev), DEVICE_READS_NONE);
+		assert_false(device_sort(&w, fd, &st));
+		assert_true(device_unsorted(&w, fd, &st));
+		assert_int_equal(device_workers(&w, st.st_dev, 2), 0);
+		assert_int_equal(w.total.requests + w.total.lookups + w.total.inodes, 0);
+	} else {
+		printf("(%s is not on tmpfs: its device's decisions are not checked)\n", dir);
+	}
+	/* taken as measured: the decisions follow */
+	device_assume(a, fd, st.st_dev, DEVICE_READS_SEEK);
+	assert_int_equal(device_measured(a, st.st_dev), DEVICE_READS_SEEK);
+	if (tmpfs)
+		assert_int_equal(device_workers(&w, st.st_dev, 2), 1);
+	/* a device it has no profile of: no advice */
+	assert_int_equal(device_workers(&w, makedev(4000, 4000), 2), 0);
+	device_walk_fini(&w);
+	device_walk_fini(&w2);
+	device_advisor_free(a);
+	/* without an advisor (out of memory): nothing, and no harm */
+	struct device_walk none;
+	device_walk_init(&none, NULL);
+	assert_false(device_dir_opened(&none, fd, &st));
+	assert_true(device_sort(&none, fd, &st));
+	assert_int_equal(device_workers(&none, st.st_dev, 2), 0);
+	close(sub);
+	close(fd);
+	fx_cleanup(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_judge),
+		cmocka_unit_test(test_sort_table),
+		cmocka_unit_test(test_workers_table),
+		cmocka_unit_test(test_file_systems),
+		cmocka_unit_test(test_own_directory),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
