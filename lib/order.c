@@ -843,21 +843,23 @@ const struct fastrm_order order_inode = {
  * estimate of the entry count before reading it. */
 #define DIRENT_BYTES_ESTIMATE 24
 
-/* Small directories in directory order; a large one in a global inode
- * order, where the device advisor says sorting pays on its device (not in
- * memory, on the network or on btrfs; on XFS unless its reads were
- * measured fast): one pass (a full sort) when it fits the budget, passes
- * of a budget's worth of inodes when it does not (doc/benchmarks.md,
- * "auto and the regimes").  What is read ahead, and when, is the
+/* Inode order where the device advisor says sorting pays on the
+ * directory's device: for a large directory, not in memory, on the network
+ * or on btrfs, on XFS unless its reads were measured fast; for a small one
+ * (estimated under 10,000 entries), only where reads were measured to
+ * seek.  A large directory in a global inode order: one pass (a full
+ * sort) when it fits the budget, passes of a budget's worth of inodes
+ * when it does not (doc/benchmarks.md, "auto and the regimes").  A small
+ * one sorted whole in a table of its own size (its st_size bounds it;
+ * "global" would size its table to the budget for each of them).
+ * Directory order otherwise.  What is read ahead, and when, is the
  * advisor's business, whatever the order. */
 static const struct fastrm_order *auto_choose(struct fastrm_order_source *src)
 {
 	off_t size = src->st ? src->st->st_size : 0;
-	if (size / DIRENT_BYTES_ESTIMATE < ORDER_SORT_MIN)
-		return &order_directory;
-	if (src->dw && !device_sort(src->dw, src->fd, src->st))
-		return &order_directory;
-	return &order_global;
+	bool large = size / DIRENT_BYTES_ESTIMATE >= ORDER_SORT_MIN;
+	bool sort = src->dw ? device_sort(src->dw, src->fd, src->st, large) : large;
+	return !sort ? &order_directory : large ? &order_global : &order_inode;
 }
 
 /* What auto keeps for a directory: one per level of a walk, so kept small

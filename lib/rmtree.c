@@ -577,8 +577,15 @@ static void entry_here(struct walk *k, struct fastrm_rmtree_entry *e, FTSENT *en
 /* Is there a worker to take more work? */
 static bool wanted(const struct pool *P)
 {
-	return (P->o->flags & FASTRM_RMTREE_SHARE_ALL) ||
-	       (LOAD(P->nworkers) >= 2 && LOAD(P->idle) > LOAD(P->nqueued));
+	if (P->o->flags & FASTRM_RMTREE_SHARE_ALL)
+		return true;
+	/* Once the workers are fitted, no more tasks than may run: a subtree
+	 * given away would only wait, and later make the walk jump to
+	 * another part of the disk (fitted to one: nothing is shared). */
+	unsigned fitted = LOAD(P->fitted);
+	if (fitted && LOAD(P->running) + LOAD(P->nqueued) >= fitted)
+		return false;
+	return LOAD(P->nworkers) >= 2 && LOAD(P->idle) > LOAD(P->nqueued);
 }
 
 /* A task for work in @dir (the walk's current directory, whose fd is
@@ -910,11 +917,17 @@ static void fit(struct worker *w, dev_t dev)
 	unsigned most = device_workers(&w->dw, dev, P->cpus);
 	if (!most || most >= LOAD(P->nworkers))
 		return;
+	unsigned fitted = LOAD(P->fitted);
+	if (!fitted || most < fitted) {
+		/* from now on (wanted() shares no more than may run) */
+		pthread_mutex_lock(&P->lock);
+		if (!P->fitted || most < P->fitted)
+			STORE(P->fitted, most);
+		pthread_mutex_unlock(&P->lock);
+	}
 	if (LOAD(P->running) <= most)
 		return;
 	pthread_mutex_lock(&P->lock);
-	if (!P->fitted || most < P->fitted)
-		STORE(P->fitted, most);
 	if (P->running > most) {
 		ADD(P->running, -1u);
 		pthread_cond_signal(&P->slot);

@@ -9,7 +9,7 @@
  *   device_dir_opened()   a directory is about to be read (any policy)
  *   device_pass_sorted()  a sorting policy is about to hand out a pass
  *   device_entry_out()    an entry is about to go out to the walk
- *   device_sort()         auto: is a large directory here worth sorting?
+ *   device_sort()         auto: is a directory here worth sorting?
  *   device_unsorted()     gnulib's rule: is sorting wasted on this fs?
  *   device_workers()      the pool: how many workers may run at once?
  *
@@ -137,10 +137,12 @@ void device_pass_sorted(struct device_walk *w, int fd, const struct stat *st,
 void device_entry_out(struct device_walk *w, int fd, const struct stat *st,
                       unsigned long long ino, bool sorted);
 
-/* auto: whether a large directory (stat @st, fd @fd) is worth sorting by
- * inode on its device.  Where order does not matter (memory, network,
- * btrfs), or XFS on reads measured fast, no; elsewhere yes. */
-bool device_sort(struct device_walk *w, int fd, const struct stat *st);
+/* auto: whether directory @fd (stat @st; @large: of 10,000 entries or
+ * more, by its size) is worth sorting by inode on its device.  A large
+ * one: where order does not matter (memory, network, btrfs), or on XFS
+ * whose reads are fast, no; elsewhere yes.  A small one: only where reads
+ * were measured to seek (and a large one would be). */
+bool device_sort(struct device_walk *w, int fd, const struct stat *st, bool large);
 
 /* gnulib's rule: sorting by inode is known not to help on this file
  * system (tmpfs, NFS, CIFS, Lustre, proc...). */

@@ -16,10 +16,11 @@
 
 /* The decisions, as functions of what the advisor knows (the tests check
  * their tables): the class of a mean read of @us microseconds; whether a
- * large directory is worth sorting by inode; how many workers may run at
+ * (@large) directory is worth sorting by inode; how many workers may run at
  * once (0: no limit), @ahead when something reads ahead for the walks. */
 enum device_reads device_judge(long us);
-bool device_sort_for(enum device_fs fs, enum device_reads reads, bool unsorted);
+bool device_sort_for(enum device_fs fs, enum device_reads reads, bool unsorted,
+                     bool large);
 unsigned device_workers_for(enum device_fs fs, enum device_reads reads,
                             bool ahead, unsigned cpus);
 /* A file system by statfs's f_type; *@unsorted: gnulib's rule says

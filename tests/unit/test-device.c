@@ -65,18 +65,24 @@ static void test_sort_table(void **state)
 	(void)state;
 	for (int r = DEVICE_READS_UNKNOWN; r <= DEVICE_READS_NONE; r++) {
 		enum device_reads reads = (enum device_reads)r;
-		/* ext4 and the rest sort, whatever the device: inode order
-		 * writes far fewer blocks there (doc/benchmarks.md) */
-		assert_true(device_sort_for(DEVICE_FS_EXT4, reads, false));
-		assert_true(device_sort_for(DEVICE_FS_OTHER, reads, false));
+		bool seek = reads == DEVICE_READS_SEEK;
+		/* large directories: ext4 and the rest sort, whatever the
+		 * device: inode order writes far fewer blocks there
+		 * (doc/benchmarks.md); small ones only where reads seek */
+		assert_true(device_sort_for(DEVICE_FS_EXT4, reads, false, true));
+		assert_true(device_sort_for(DEVICE_FS_OTHER, reads, false, true));
+		assert_int_equal(device_sort_for(DEVICE_FS_EXT4, reads, false, false), seek);
 		/* order does not matter in memory, on the network, on btrfs */
-		assert_false(device_sort_for(DEVICE_FS_MEMORY, reads, true));
-		assert_false(device_sort_for(DEVICE_FS_REMOTE, reads, true));
-		assert_false(device_sort_for(DEVICE_FS_REMOTE, reads, false));
-		assert_false(device_sort_for(DEVICE_FS_BTRFS, reads, false));
+		for (int large = 0; large < 2; large++) {
+			assert_false(device_sort_for(DEVICE_FS_MEMORY, reads, true, large));
+			assert_false(device_sort_for(DEVICE_FS_REMOTE, reads, true, large));
+			assert_false(device_sort_for(DEVICE_FS_REMOTE, reads, false, large));
+			assert_false(device_sort_for(DEVICE_FS_BTRFS, reads, false, large));
+		}
 		/* XFS: unless its reads are known to be fast */
-		assert_int_equal(device_sort_for(DEVICE_FS_XFS, reads, false),
+		assert_int_equal(device_sort_for(DEVICE_FS_XFS, reads, false, true),
 		                 reads != DEVICE_READS_FAST);
+		assert_int_equal(device_sort_for(DEVICE_FS_XFS, reads, false, false), seek);
 	}
 }
 
@@ -153,7 +159,7 @@ static void test_own_directory(void **state)
 	errno = 77;
 	for (int i = 0; i < 100; i++) {
 		device_dir_opened(&w, i % 2 ? sub : fd, i % 2 ? &st2 : &st);
-		device_sort(&w, fd, &st);
+		device_sort(&w, fd, &st, true);
 		device_unsorted(&w, fd, &st);
 		device_dir_opened(&w2, sub, &st2); /* another walk of the pool */
 	}
@@ -162,7 +168,7 @@ static void test_own_directory(void **state)
 	assert_int_equal(fstatfs_calls, 1);
 	if (tmpfs) {
 		assert_int_equal(device_measured(a, st.st_dev), DEVICE_READS_NONE);
-		assert_false(device_sort(&w, fd, &st));
+		assert_false(device_sort(&w, fd, &st, true));
 		assert_true(device_unsorted(&w, fd, &st));
 		assert_int_equal(device_workers(&w, st.st_dev, 2), 0);
 		assert_int_equal(w.total.requests + w.total.lookups + w.total.inodes, 0);
@@ -183,7 +189,8 @@ static void test_own_directory(void **state)
 	struct device_walk none;
 	device_walk_init(&none, NULL);
 	assert_false(device_dir_opened(&none, fd, &st));
-	assert_true(device_sort(&none, fd, &st));
+	assert_true(device_sort(&none, fd, &st, true));
+	assert_false(device_sort(&none, fd, &st, false));
 	assert_int_equal(device_workers(&none, st.st_dev, 2), 0);
 	close(sub);
 	close(fd);
