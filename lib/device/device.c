@@ -354,11 +354,13 @@ bool device_sort_for(enum device_fs fs, enum device_reads reads, bool unsorted,
 unsigned device_workers_for(enum device_fs fs, enum device_reads reads,
                             bool ahead, unsigned cpus)
 {
-	/* Reads that seek, and nothing reads ahead for the walks: workers
-	 * in different subtrees only make the head seek between them
-	 * (doc/benchmarks.md: 8 workers 2.15x GNU rm's time, 2 workers
-	 * 3.07x, one 1.01x, on an aged tree as a plain user). */
-	if (reads == DEVICE_READS_SEEK && !ahead)
+	/* ext4 on reads that seek, and nothing reads ahead for the walks:
+	 * workers in different subtrees only make the head seek between them
+	 * (an aged real tree on the one-head disk as a plain user: 8 workers
+	 * 1.63x GNU rm's time, one 0.28x; doc/results.md).  Not on XFS: there
+	 * the 8 workers were faster than one (0.78x against 0.90x), its
+	 * allocation groups and the elevator serving them well enough. */
+	if (fs == DEVICE_FS_EXT4 && reads == DEVICE_READS_SEEK && !ahead)
 		return 1;
 	/* XFS whose reads are fast: the walks are CPU-bound */
 	if (fs == DEVICE_FS_XFS && reads == DEVICE_READS_FAST)

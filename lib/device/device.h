@@ -150,10 +150,10 @@ bool device_unsorted(struct device_walk *w, int fd, const struct stat *st);
 
 /* The pool: how many of its workers should run at once while they remove
  * from @dev, given @cpus online; 0: no limit (or nothing known yet).
- * Reads that seek, where nothing reads ahead for the walk (no privilege
- * for it, or no strategy for the file system): 1, since workers in
- * different subtrees make one head seek between them.  XFS whose reads
- * are fast: @cpus, since more only contend for the CPU. */
+ * ext4 whose reads seek, where nothing reads ahead for the walk (no
+ * privilege to open the device): 1, since workers in different subtrees
+ * make one head seek between them.  XFS whose reads are fast: @cpus,
+ * since more only contend for the CPU. */
 unsigned device_workers(struct device_walk *w, dev_t dev, unsigned cpus);
 
 /* What @dev's reads were measured to cost (DEVICE_READS_UNKNOWN if the

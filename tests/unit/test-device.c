@@ -94,8 +94,10 @@ static void test_workers_table(void **state)
 	                               DEVICE_FS_REMOTE };
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
 		enum device_fs fs = all[i];
-		/* one head, nothing read ahead: one worker at once */
-		assert_int_equal(device_workers_for(fs, DEVICE_READS_SEEK, false, 2), 1);
+		/* one head, nothing read ahead: one worker at once on ext4
+		 * (measured there; on XFS 8 workers did better) */
+		assert_int_equal(device_workers_for(fs, DEVICE_READS_SEEK, false, 2),
+		                 fs == DEVICE_FS_EXT4 ? 1 : 0);
 		/* read ahead (ext4's blocks as root, XFS's windows): all */
 		assert_int_equal(device_workers_for(fs, DEVICE_READS_SEEK, true, 2), 0);
 		/* a queue, or nothing known: all */
@@ -175,11 +177,11 @@ static void test_own_directory(void **state)
 	} else {
 		printf("(%s is not on tmpfs: its device's decisions are not checked)\n", dir);
 	}
-	/* taken as measured: the decisions follow */
+	/* taken as measured: the decisions follow (in memory: no fitting) */
 	device_assume(a, fd, st.st_dev, DEVICE_READS_SEEK);
 	assert_int_equal(device_measured(a, st.st_dev), DEVICE_READS_SEEK);
 	if (tmpfs)
-		assert_int_equal(device_workers(&w, st.st_dev, 2), 1);
+		assert_int_equal(device_workers(&w, st.st_dev, 2), 0);
 	/* a device it has no profile of: no advice */
 	assert_int_equal(device_workers(&w, makedev(4000, 4000), 2), 0);
 	device_walk_fini(&w);
