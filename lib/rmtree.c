@@ -579,11 +579,12 @@ static bool wanted(const struct pool *P)
 {
 	if (P->o->flags & FASTRM_RMTREE_SHARE_ALL)
 		return true;
-	/* Once the workers are fitted, no more tasks than may run: a subtree
-	 * given away would only wait, and later make the walk jump to
-	 * another part of the disk (fitted to one: nothing is shared). */
-	unsigned fitted = LOAD(P->fitted);
-	if (fitted && LOAD(P->running) + LOAD(P->nqueued) >= fitted)
+	/* Fitted to one worker (reads that seek): nothing more is shared, a
+	 * subtree given away would only wait, and later make the walk jump
+	 * to another part of the disk.  (Fitted to one per CPU, subtrees are
+	 * still shared as before: fewer made removal on XFS with fast reads
+	 * slower.) */
+	if (LOAD(P->fitted) == 1)
 		return false;
 	return LOAD(P->nworkers) >= 2 && LOAD(P->idle) > LOAD(P->nqueued);
 }

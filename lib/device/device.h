@@ -140,8 +140,9 @@ void device_entry_out(struct device_walk *w, int fd, const struct stat *st,
 /* auto: whether directory @fd (stat @st; @large: of 10,000 entries or
  * more, by its size) is worth sorting by inode on its device.  A large
  * one: where order does not matter (memory, network, btrfs), or on XFS
- * whose reads are fast, no; elsewhere yes.  A small one: only where reads
- * were measured to seek (and a large one would be). */
+ * whose reads are fast, no; elsewhere yes.  A small one: on ext4 yes;
+ * elsewhere only where reads were measured to seek (and a large one would
+ * be). */
 bool device_sort(struct device_walk *w, int fd, const struct stat *st, bool large);
 
 /* gnulib's rule: sorting by inode is known not to help on this file
