@@ -6,7 +6,12 @@ set -euo pipefail
 build=${1:-build}
 frm=$(realpath "$build/tools/frm/frm")
 base=/tmp
-[ -w /dev/shm ] && base=/dev/shm
+# /dev/shm (a tmpfs) when it has room for the tree: 1 GiB and 400,000
+# inodes free (a container's is often 64 MiB)
+if [ -w /dev/shm ] && [ $(($(stat -f -c '%a * %S' /dev/shm))) -ge $((1 << 30)) ] &&
+	[ "$(stat -f -c %d /dev/shm)" -ge 400000 ]; then
+	base=/dev/shm
+fi
 demo=$(mktemp -d "$base/frm-demo.XXXXXX")
 trap 'rm -rf -- "$demo"' EXIT
 echo "demo: creating 200,000 files in 20 directories under $demo"

@@ -7,6 +7,21 @@
 # the tree removal pool, frm --jobs) under ThreadSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# The tests make their trees under $TMPDIR (else /dev/shm when it has room,
+# else /tmp: tests/common/fixture.c).  As root, without TMPDIR, they get a
+# tmpfs of their own, so that neither a small /dev/shm (64 MiB in many
+# containers) nor what else uses it can fill it under them.
+if [ -z "${TMPDIR:-}" ] && [ "$(id -u)" = 0 ]; then
+	tmp=$(mktemp -d /tmp/fastrm-tests.XXXXXX)
+	if mount -t tmpfs -o mode=1777 fastrm-tests "$tmp" 2>/dev/null; then
+		trap 'umount "$tmp" && rmdir "$tmp"' EXIT
+		export TMPDIR=$tmp
+		echo "run-tests: test trees in a tmpfs of their own at $tmp"
+	else
+		rmdir "$tmp"
+	fi
+fi
 [ -d build ] || meson setup build
 meson compile -C build
 meson test -C build --print-errorlogs

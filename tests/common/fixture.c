@@ -26,9 +26,14 @@ char *fx_mkdtemp(void)
 	char buf[PATH_MAX];
 	struct statfs fs;
 	/* Default to a tmpfs: directory operations there cost a fraction of
-	 * what they cost on a journalled disk, and nothing reaches the disk. */
+	 * what they cost on a journalled disk, and nothing reaches the disk.
+	 * Only one with room for the largest test (a million entries; tests
+	 * run side by side): a container's /dev/shm is often 64 MiB. */
 	if (!base || !*base)
 		base = statfs("/dev/shm", &fs) == 0 && fs.f_type == 0x01021994 &&
+		                       (unsigned long long)fs.f_bavail * fs.f_bsize >=
+		                               FX_ROOM_BYTES &&
+		                       (unsigned long long)fs.f_ffree >= FX_ROOM_INODES &&
 		                       access("/dev/shm", W_OK) == 0
 		               ? "/dev/shm"
 		               : "/tmp";

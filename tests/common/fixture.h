@@ -8,9 +8,14 @@
 /* Exit status that meson counts as a skipped test. */
 #define FX_SKIP 77
 
+/* The room a tmpfs must have free to be used without TMPDIR. */
+#define FX_ROOM_BYTES (1ULL << 30)
+#define FX_ROOM_INODES 2000000ULL
+
 /* Create a fresh directory "$TMPDIR/fastrm-test.XXXXXX" (without TMPDIR:
- * under /dev/shm if it is a writable tmpfs, else under /tmp);
- * returns its malloc'd absolute path.  Aborts on failure. */
+ * under /dev/shm if it is a writable tmpfs with FX_ROOM_BYTES and
+ * FX_ROOM_INODES free, else under /tmp); returns its malloc'd absolute
+ * path.  Aborts on failure. */
 char *fx_mkdtemp(void);
 
 /* Remove a directory made by fx_mkdtemp() and everything in it.  Refuses
