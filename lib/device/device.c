@@ -333,7 +333,8 @@ bool device_sort_for(enum device_fs fs, enum device_reads reads, bool unsorted,
 	 * table and bitmaps in one sweep: an aged real tree with every
 	 * directory sorted took 0.12x of GNU rm's time on the one-head disk
 	 * against 0.18x with small ones in directory order, and 0.20x
-	 * against 0.22x on the plain VM; doc/results.md); elsewhere where
+	 * against 0.22x on the plain VM; doc/benchmarks.md,
+	 * "The device advisor and the aged real tree"); elsewhere where
 	 * reads seek. */
 	if (!large && fs != DEVICE_FS_EXT4 && reads != DEVICE_READS_SEEK)
 		return false;
@@ -359,9 +360,9 @@ unsigned device_workers_for(enum device_fs fs, enum device_reads reads,
 	/* ext4 on reads that seek, and nothing reads ahead for the walks:
 	 * workers in different subtrees only make the head seek between them
 	 * (an aged real tree on the one-head disk as a plain user: 8 workers
-	 * 1.63x GNU rm's time, one 0.28x; doc/results.md).  Not on XFS: there
-	 * the 8 workers were faster than one (0.78x against 0.90x), its
-	 * allocation groups and the elevator serving them well enough. */
+	 * 1.63x GNU rm's time, one 0.28x; doc/benchmarks.md).  Not on XFS: there
+	 * the 8 workers were faster than one (0.78x against 0.90x; why was
+	 * not traced). */
 	if (fs == DEVICE_FS_EXT4 && reads == DEVICE_READS_SEEK && !ahead)
 		return 1;
 	/* XFS whose reads are fast: the walks are CPU-bound */
