@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 pkgs=(build-essential meson ninja-build pkg-config libcmocka-dev gnulib
-      autoconf automake help2man groff-base libfuse3-dev fuse3 python3 util-linux e2fsprogs xfsprogs valgrind
+      autoconf automake help2man groff-base libfuse3-dev fuse3 python3 util-linux e2fsprogs xfsprogs btrfs-progs valgrind
       debhelper dpkg-dev lintian git man-db)
 missing=()
 for p in "${pkgs[@]}"; do

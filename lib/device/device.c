@@ -111,15 +111,35 @@ static bool device_counters(dev_t bdev, uint64_t *reads, uint64_t *ms)
 	              reads, &merges, &sectors, ms) == 4;
 }
 
-/* The block device behind file system @dev: @dev itself where sysfs
- * knows it; else (btrfs's anonymous devices) the source of its mount, if
- * that is a block device.  0 if none. */
-dev_t device_block_of(dev_t dev)
+/* The mount ID of open file @fd (/proc/self/fdinfo's mnt_id), -1 if
+ * unknown. */
+static long mount_id_of(int fd)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof path, "/proc/self/fdinfo/%d", fd);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	long id = -1;
+	while (id < 0 && fgets(line, sizeof line, f))
+		if (sscanf(line, "mnt_id: %ld", &id) != 1)
+			id = -1;
+	fclose(f);
+	return id;
+}
+
+/* The block device behind file system @dev, whose directory @fd is open
+ * (or -1): @dev itself where sysfs knows it; else the source of its mount,
+ * if that is a block device: the mount that holds @fd (btrfs gives each
+ * subvolume an anonymous device of its own, which the mount table does not
+ * show), else the one whose device is @dev.  0 if none. */
+dev_t device_block_of(int fd, dev_t dev)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/sys/dev/block/%u:%u", major(dev), minor(dev));
 	if (access(path, F_OK) == 0)
 		return dev;
+	long want = fd >= 0 ? mount_id_of(fd) : -1;
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 	if (!f)
 		return 0;
@@ -127,9 +147,10 @@ dev_t device_block_of(dev_t dev)
 	dev_t found = 0;
 	while (!found && fgets(line, sizeof line, f)) {
 		/* ID PARENT MAJ:MIN ROOT POINT OPTIONS [TAGS...] - TYPE SOURCE ... */
+		long id;
 		unsigned ma, mi;
-		if (sscanf(line, "%*s %*s %u:%u", &ma, &mi) != 2 ||
-		    makedev(ma, mi) != dev)
+		if (sscanf(line, "%ld %*s %u:%u", &id, &ma, &mi) != 3 ||
+		    (want >= 0 ? id != want : makedev(ma, mi) != dev))
 			continue;
 		char *sep = strstr(line, " - ");
 		char type[64], source[1024];
@@ -137,6 +158,8 @@ dev_t device_block_of(dev_t dev)
 		if (sep && sscanf(sep + 3, "%63s %1023s", type, source) == 2 &&
 		    source[0] == '/' && stat(source, &sb) == 0 && S_ISBLK(sb.st_mode))
 			found = sb.st_rdev;
+		else if (want >= 0)
+			break; /* the mount of @fd is not on a block device */
 	}
 	fclose(f);
 	return found;
@@ -246,7 +269,7 @@ static struct device_profile *make_profile(struct device_advisor *a, int fd,
 	p->fs = fstatfs(fd, &fs) == 0 ? device_fs_of((long)fs.f_type, &p->unsorted)
 	                              : DEVICE_FS_OTHER;
 	if (p->fs != DEVICE_FS_MEMORY && p->fs != DEVICE_FS_REMOTE)
-		p->bdev = device_block_of(dev);
+		p->bdev = device_block_of(fd, dev);
 	if (p->fs == DEVICE_FS_EXT4 && p->bdev)
 		p->devfd = device_open_node(p->bdev);
 	if (p->fs == DEVICE_FS_XFS)

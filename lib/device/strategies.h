@@ -26,9 +26,10 @@ unsigned device_workers_for(enum device_fs fs, enum device_reads reads,
 /* A file system by statfs's f_type; *@unsorted: gnulib's rule says
  * sorting is wasted on it. */
 enum device_fs device_fs_of(long f_type, bool *unsorted);
-/* The block device behind file system @dev (sysfs, else the mount
- * table), 0 if none; and its node, open read-only, or -1. */
-dev_t device_block_of(dev_t dev);
+/* The block device behind file system @dev, whose directory @fd is open
+ * (or -1) (sysfs, else the mount table: the mount of @fd, else the one of
+ * @dev), 0 if none; and its node, open read-only, or -1. */
+dev_t device_block_of(int fd, dev_t dev);
 int device_open_node(dev_t bdev);
 
 /* ------------------------------------------------- ext4 (ext4-blocks.c) */

@@ -5,7 +5,8 @@
  * each device's file system once (a profile per device, not a fstatfs
  * per directory), and what it does on the test's own directory (memory:
  * nothing measured, nothing sorted, nothing read ahead).  Runs anywhere,
- * as any user. */
+ * as any user; but the block device behind a btrfs image (root and
+ * mkfs.btrfs, else that case is skipped, saying why). */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -131,7 +132,7 @@ static void test_file_systems(void **state)
 	assert_int_equal(device_fs_of(0x12345678, &unsorted), DEVICE_FS_OTHER);
 	assert_false(unsorted);
 	/* a device that sysfs does not know and nothing is mounted from */
-	assert_int_equal(device_block_of(makedev(4000, 4000)), 0);
+	assert_int_equal(device_block_of(-1, makedev(4000, 4000)), 0);
 	assert_int_equal(device_open_node(makedev(4000, 4000)), -1);
 }
 
@@ -201,6 +202,64 @@ static void test_own_directory(void **state)
 	fx_cleanup(dir);
 }
 
+/* btrfs gives a subvolume's files an anonymous device of their own,
+ * which the mount table does not show: the block device is found through
+ * the mount of the directory's fd.  Root, and mkfs.btrfs: else skipped,
+ * saying why. */
+static void test_btrfs_block_device(void **state)
+{
+	(void)state;
+	if (geteuid() != 0) {
+		printf("(btrfs block device: skipped, needs root for a loop mount)\n");
+		skip();
+	}
+	char *dir = fx_mkdtemp();
+	char img[4200], mnt[4200], loop[64] = "";
+	snprintf(img, sizeof img, "%.4000s/img", dir);
+	snprintf(mnt, sizeof mnt, "%.4000s/mnt", dir);
+	int f = open(img, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	assert_true(f >= 0);
+	assert_int_equal(ftruncate(f, 320 << 20), 0);
+	close(f);
+	assert_int_equal(mkdir(mnt, 0700), 0);
+	char *mkfs[] = { "mkfs.btrfs", "-q", "-f", img, NULL };
+	if (fx_run(mkfs) != 0) {
+		printf("(btrfs block device: skipped, mkfs.btrfs failed or is missing)\n");
+		fx_cleanup(dir);
+		skip();
+	}
+	/* a loop device of its own, by name, to compare with what the
+	 * advisor finds */
+	char cmd[4300];
+	snprintf(cmd, sizeof cmd, "losetup -f --show '%s'", img);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	bool attached = fgets(loop, sizeof loop, p) != NULL;
+	attached = pclose(p) == 0 && attached;
+	loop[strcspn(loop, "\n")] = '\0';
+	char *mount[] = { "mount", loop, mnt, NULL };
+	char *detach[] = { "losetup", "-d", loop, NULL };
+	if (!attached || fx_run(mount) != 0) {
+		printf("(btrfs block device: skipped, cannot loop-mount the image)\n");
+		if (attached)
+			fx_run(detach);
+		fx_cleanup(dir);
+		skip();
+	}
+	struct stat lb, st;
+	assert_int_equal(stat(loop, &lb), 0);
+	int fd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	dev_t found = device_block_of(fd, st.st_dev);
+	close(fd);
+	fx_unmount(mnt);
+	fx_run(detach);
+	fx_cleanup(dir);
+	assert_int_equal(major(found), major(lb.st_rdev));
+	assert_int_equal(minor(found), minor(lb.st_rdev));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -209,6 +268,7 @@ int main(void)
 		cmocka_unit_test(test_workers_table),
 		cmocka_unit_test(test_file_systems),
 		cmocka_unit_test(test_own_directory),
+		cmocka_unit_test(test_btrfs_block_device),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
