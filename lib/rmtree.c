@@ -905,8 +905,8 @@ static bool root_allowed(struct walk *k, FTSENT *ent)
 
 /* FASTRM_RMTREE_FIT_WORKERS: at each directory a walk enters, the device
  * advisor says how many workers may run at once on its device
- * (device_workers: on ext4 and btrfs one where reads seek and nothing
- * reads ahead, one per CPU on XFS whose reads are fast; doc/design.md,
+ * (device_workers: on ext4 one where reads seek and nothing reads
+ * ahead, one per CPU on XFS whose reads are fast; doc/design.md,
  * "The device advisor").
  * Past that, the worker waits there, holding its subtree, for one that
  * runs to finish its task or wait.  (Nothing waits on a waiting worker: a

@@ -380,16 +380,16 @@ bool device_sort_for(enum device_fs fs, enum device_reads reads, bool unsorted,
 unsigned device_workers_for(enum device_fs fs, enum device_reads reads,
                             bool ahead, unsigned cpus)
 {
-	/* ext4 or btrfs on reads that seek, and nothing reads ahead for the
-	 * walks: workers in different subtrees only make the head seek
-	 * between them (an aged real tree on the one-head disk, ext4 as a
-	 * plain user: 8 workers 1.63x GNU rm's time, one 0.28x; btrfs, where
-	 * nothing reads ahead: 8 workers 1.12x, one 1.02x; doc/benchmarks.md,
-	 * doc/results.md).  Not on XFS: there
-	 * the 8 workers were faster than one (0.78x against 0.90x; why was
-	 * not traced). */
-	if ((fs == DEVICE_FS_EXT4 || fs == DEVICE_FS_BTRFS) &&
-	    reads == DEVICE_READS_SEEK && !ahead)
+	/* ext4 on reads that seek, and nothing reads ahead for the walks:
+	 * workers in different subtrees only make the head seek between them
+	 * (an aged real tree on the one-head disk as a plain user: 8 workers
+	 * 1.63x GNU rm's time, one 0.28x; doc/benchmarks.md).  Not on btrfs:
+	 * there one worker did better on the one-head disk (1.02x against
+	 * 1.12x), but a queued device of 3 ms a read measures as seeking too,
+	 * and there one worker took 1.8x the time of 8 (doc/results.md).
+	 * Not on XFS: there the 8 workers were faster than one (0.78x
+	 * against 0.90x; why was not traced). */
+	if (fs == DEVICE_FS_EXT4 && reads == DEVICE_READS_SEEK && !ahead)
 		return 1;
 	/* XFS whose reads are fast: the walks are CPU-bound */
 	if (fs == DEVICE_FS_XFS && reads == DEVICE_READS_FAST)
