@@ -7,9 +7,10 @@
  * pool reads, and kept for the advisor's life (at most MAX_PROFILES
  * devices; others get no advice: no read-ahead, no fitting, sorting where
  * it is sorted today).  Making one costs a fstatfs, a lookup in sysfs
- * (and, for a device sysfs does not name, such as btrfs's anonymous ones,
- * in /proc/self/mountinfo), and for ext4 an attempt to open the block
- * device; everything after is a pointer compare per directory.
+ * (and, for a device sysfs does not name, such as btrfs's anonymous
+ * ones, in /proc/self/fdinfo and mountinfo), and for ext4 an attempt to
+ * open the block device; everything after is a pointer compare per
+ * directory.
  *
  * The measure: the block device's own counters of completed reads and of
  * the milliseconds spent on them (sysfs stat: fields 1 and 4), read at
