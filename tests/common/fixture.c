@@ -176,3 +176,13 @@ int fx_loop_remount(const char *img, const char *mnt)
 	char *mount_argv[] = { "mount", "-o", "loop", (char *)img, (char *)mnt, NULL };
 	return fx_run(umount_argv) == 0 && fx_run(mount_argv) == 0 ? 0 : -1;
 }
+
+int fx_make_image(const char *img, long long bytes, const char *mnt)
+{
+	int fd = open(img, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	int rc = ftruncate(fd, (off_t)bytes);
+	close(fd);
+	return rc == 0 && mkdir(mnt, 0700) == 0 ? 0 : -1;
+}

@@ -42,6 +42,10 @@ void fx_make_flat(int dirfd, const char *name, long n);
  * (sysfs stat); aborts if there is none. */
 long fx_device_reads(const char *path);
 
+/* Make @img, a sparse file of @bytes (it must not exist), and the empty
+ * directory @mnt to mount it on.  Returns 0, or -1 if a step failed. */
+int fx_make_image(const char *img, long long bytes, const char *mnt);
+
 /* Unmount @mnt and loop-mount @img there again: a new loop device, and
  * nothing of the file system left in any cache.  Returns 0, or -1 if a
  * step failed. */

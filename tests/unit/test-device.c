@@ -218,11 +218,7 @@ static void test_btrfs_block_device(void **state)
 	char img[4200], mnt[4200], loop[64] = "";
 	snprintf(img, sizeof img, "%.4000s/img", dir);
 	snprintf(mnt, sizeof mnt, "%.4000s/mnt", dir);
-	int f = open(img, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	assert_true(f >= 0);
-	assert_int_equal(ftruncate(f, 320 << 20), 0);
-	close(f);
-	assert_int_equal(mkdir(mnt, 0700), 0);
+	assert_int_equal(fx_make_image(img, 320LL << 20, mnt), 0);
 	char *mkfs[] = { "mkfs.btrfs", "-q", "-f", img, NULL };
 	if (fx_run(mkfs) != 0) {
 		printf("(btrfs block device: skipped, mkfs.btrfs failed or is missing)\n");

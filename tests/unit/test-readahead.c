@@ -96,11 +96,7 @@ static int setup(void **state)
 	snprintf(big, sizeof big, "%.4100s/big", mnt);
 	snprintf(small, sizeof small, "%.4100s/small", mnt);
 	snprintf(many, sizeof many, "%.4100s/many", mnt);
-	int fd = open(img, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	assert_true(fd >= 0);
-	assert_int_equal(ftruncate(fd, 256 << 20), 0);
-	close(fd);
-	assert_int_equal(mkdir(mnt, 0700), 0);
+	assert_int_equal(fx_make_image(img, 256LL << 20, mnt), 0);
 	if (sh((const char *[]){ "mkfs.ext4", "-q", "-F", "-b", "4096", "-N", "40000", img, NULL }) != 0 ||
 	    sh((const char *[]){ "mount", "-o", "loop", img, mnt, NULL }) != 0) {
 		printf("SKIP: cannot make and loop-mount an ext4 image\n");

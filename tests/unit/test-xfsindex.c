@@ -188,11 +188,7 @@ static int setup(void **state)
 	top = fx_mkdtemp();
 	snprintf(img, sizeof img, "%.4000s/img", top);
 	snprintf(mnt, sizeof mnt, "%.4000s/mnt", top);
-	int fd = open(img, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	assert_true(fd >= 0);
-	assert_int_equal(ftruncate(fd, 512 << 20), 0);
-	close(fd);
-	assert_int_equal(mkdir(mnt, 0700), 0);
+	assert_int_equal(fx_make_image(img, 512LL << 20, mnt), 0);
 	if (sh((const char *[]){ "mkfs.xfs", "-q", "-f", img, NULL }) != 0 ||
 	    sh((const char *[]){ "mount", "-o", "loop", img, mnt, NULL }) != 0) {
 		printf("SKIP (image tests): cannot make and loop-mount an XFS image\n");
