@@ -387,7 +387,7 @@ unsigned device_workers_for(enum device_fs fs, enum device_reads reads,
 	 * 1.63x GNU rm's time, one 0.28x; doc/benchmarks.md).  Not on btrfs:
 	 * there one worker did better on the one-head disk (1.02x against
 	 * 1.12x), but a queued device of 3 ms a read measures as seeking too,
-	 * and there one worker took 1.8x the time of 8 (doc/results.md).
+	 * and there one worker took 1.9x the time of 8 (doc/results.md).
 	 * Not on XFS: there the 8 workers were faster than one (0.78x
 	 * against 0.90x; why was not traced). */
 	if (fs == DEVICE_FS_EXT4 && reads == DEVICE_READS_SEEK && !ahead)
