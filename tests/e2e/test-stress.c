@@ -67,6 +67,10 @@
 #define NOBODY 65534
 /* A round that takes longer than this has hung. */
 #define ROUND_LIMIT_S 120
+/* The adversary stops after this: one that adds entries faster than frm
+ * removes them (flat out, against a sanitized frm on a loaded machine)
+ * would otherwise keep any remover from ever finishing, GNU rm too. */
+#define ADVERSARY_S 10
 
 enum kind { K_SWAP, K_ADD, K_MOVE, K_PERM, K_ATTACK, NKINDS };
 static const char *const kind_names[NKINDS] = { "swap", "add", "move", "perm",
@@ -207,9 +211,14 @@ static void adversary(int top, enum kind kind, const char *outside, unsigned see
 	/* a pace per round: flat out, or a change every 20 or 200 us */
 	static const unsigned paces[] = { 0, 20, 200 };
 	unsigned pace = paces[next_rand(&seed) % 3];
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		if (pace)
 			usleep(pace);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec >= ADVERSARY_S)
+			return;
 		unsigned r = next_rand(&seed);
 		char d[16], md[32], msub[40], z[16];
 		snprintf(d, sizeof d, "d%u", r % (unsigned)ndirs);
