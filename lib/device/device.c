@@ -462,11 +462,13 @@ void device_pass_sorted(struct device_walk *w, int fd, const struct stat *st,
 {
 	if (!st)
 		return;
+	int saved = errno;
 	struct device_profile *p = profile(w, fd, st);
 	/* a sorted pass removes in inode order, not in the index's: its
 	 * leaves are read ahead, unless reads cost nothing here */
 	if (p && p->fs == DEVICE_FS_XFS && reads_of(p) != DEVICE_READS_FAST)
 		w->total.lookups += dir_index_readahead(fd, st, n, name_at, ctx);
+	errno = saved;
 }
 
 /* A sorted directory's window is left: count what it held. */

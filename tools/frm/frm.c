@@ -656,7 +656,12 @@ static enum rm_status rm(char *const *files, const struct rm_options *x)
 	struct fastrm_rmtree_opts o = { 0 };
 	o.size = sizeof o;
 	o.workers = prompts ? 1 : x->jobs;
-	o.order = x->order;
+	/* auto sorts small ext4 directories by inode; GNU rm asks in their
+	 * directory order (it sorts from 10,000 entries on): so does gnulib's
+	 * policy */
+	o.order = prompts && x->order == fastrm_order_by_name("auto")
+	                  ? fastrm_order_by_name("gnulib")
+	                  : x->order;
 	o.memory = x->memory;
 	o.flags = (x->one_file_system ? FASTRM_RMTREE_XDEV : 0) |
 	          (x->jobs_auto ? FASTRM_RMTREE_FIT_WORKERS : 0);
