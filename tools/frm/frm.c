@@ -656,9 +656,11 @@ static enum rm_status rm(char *const *files, const struct rm_options *x)
 	struct fastrm_rmtree_opts o = { 0 };
 	o.size = sizeof o;
 	o.workers = prompts ? 1 : x->jobs;
-	/* auto sorts small ext4 directories by inode; GNU rm asks in their
-	 * directory order (it sorts from 10,000 entries on): so does gnulib's
-	 * policy */
+	/* Where rm may prompt, the questions come in GNU rm's order: auto's
+	 * order is then gnulib's (auto sorts small ext4 directories by inode,
+	 * GNU rm keeps them in directory order: it sorts from 10,000 entries
+	 * on).  --jobs=1 keeps auto's order: --order=gnulib asks for GNU
+	 * rm's. */
 	o.order = prompts && x->order == fastrm_order_by_name("auto")
 	                  ? fastrm_order_by_name("gnulib")
 	                  : x->order;
