@@ -86,9 +86,10 @@ enum fastrm_rmtree_answer {
 /** Stay on the file system of each path given (rm --one-file-system). */
 #define FASTRM_RMTREE_XDEV 0x1
 /** @workers is the most: fewer run at once where the device's reads, as
- *  measured, say more would only hurt: one where reads seek and nothing
- *  reads ahead for the walks (no privilege for it), one per CPU on XFS
- *  whose reads are fast (frm --jobs=auto; fastrm_rmtree(3)). */
+ *  measured, say more would only hurt: one on ext4 and btrfs where reads
+ *  seek, the device was seen serving them one at a time, and nothing reads
+ *  ahead for the walks (no privilege for it), one per CPU on XFS whose
+ *  reads are fast (frm --jobs=auto; fastrm_rmtree(3)). */
 #define FASTRM_RMTREE_FIT_WORKERS 0x2
 
 /** What fastrm_rmtree() is to do.  Zero-fill it, then set what is needed;

@@ -17,7 +17,11 @@
  * the first directory and then at most once per MEASURE_MS as directories
  * are opened and windows change, until MEASURE_READS reads have completed:
  * their mean time sorts the device into SEEK, MODERATE or FAST for the
- * rest of the walk.  Where nothing is read (everything cached) nothing is
+ * rest of the walk.  Where reads seek, the same counters then tell
+ * whether the device serves its requests one at a time: its busy time
+ * (field 10), against the time requests spent in it (fields 4 and 8), over
+ * windows of MEASURE_READS requests (reads and writes), until one has seen
+ * about two or more in flight on average (device_judge_queue).  Where nothing is read (everything cached) nothing is
  * judged, and the defaults hold: they are what costs least when wrong.
  * The counters include other processes' reads of the same device; on a
  * shared, busy device the measure is theirs as much as ours. */
@@ -68,10 +72,13 @@ struct device_profile {
 	                            bulk (CAP_SYS_ADMIN) */
 	int devfd;               /* ext4: its block device, open, or -1 */
 	dev_t bdev;              /* the block device with counters, or 0 */
-	/* the measure (under the advisor's lock; reads is read without) */
+	/* the measure (under the advisor's lock; reads and queue are read
+	 * without) */
 	enum device_reads reads;
+	enum device_queue queue;
 	long us;                 /* the mean read, once judged (-1 before) */
 	uint64_t reads0, ms0;    /* the counters at the start */
+	uint64_t requests0, wait0, busy0; /* ...at the current queue window */
 	long long sampled;       /* when they were last looked at (ms) */
 };
 
@@ -92,9 +99,17 @@ static long long now_ms(void)
 	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
-/* @bdev's completed reads and the milliseconds spent on them (sysfs
- * stat: the first and fourth numbers).  false if they cannot be had. */
-static bool device_counters(dev_t bdev, uint64_t *reads, uint64_t *ms)
+/* A block device's counters (sysfs stat; Documentation/block/stat.rst). */
+struct counters {
+	uint64_t reads;          /* reads completed (field 1) */
+	uint64_t read_ms;        /* the milliseconds they took (field 4) */
+	uint64_t requests;       /* reads and writes completed (1 and 5) */
+	uint64_t wait_ms;        /* the milliseconds they took (4 and 8) */
+	uint64_t busy_ms;        /* with requests in flight (field 10) */
+};
+
+/* @bdev's counters; false if they cannot be had. */
+static bool device_counters(dev_t bdev, struct counters *c)
 {
 	char path[64], buf[256];
 	snprintf(path, sizeof path, "/sys/dev/block/%u:%u/stat", major(bdev),
@@ -107,9 +122,18 @@ static bool device_counters(dev_t bdev, uint64_t *reads, uint64_t *ms)
 	if (n <= 0)
 		return false;
 	buf[n] = 0;
-	uint64_t merges, sectors;
-	return sscanf(buf, "%" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64,
-	              reads, &merges, &sectors, ms) == 4;
+	uint64_t f[10];
+	if (sscanf(buf, "%" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64
+	                " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64,
+	           &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6], &f[7], &f[8],
+	           &f[9]) != 10)
+		return false;
+	c->reads = f[0];
+	c->read_ms = f[3];
+	c->requests = f[0] + f[4];
+	c->wait_ms = f[3] + f[7];
+	c->busy_ms = f[9];
+	return true;
 }
 
 /* The mount ID of open file @fd (/proc/self/fdinfo's mnt_id), -1 if
@@ -247,11 +271,19 @@ enum device_fs device_fs_of(long type, bool *unsorted)
 static void measure_from_now(struct device_profile *p)
 {
 	p->us = -1;
+	struct counters c;
 	if (p->fs == DEVICE_FS_MEMORY || p->fs == DEVICE_FS_REMOTE || !p->bdev ||
-	    !device_counters(p->bdev, &p->reads0, &p->ms0))
+	    !device_counters(p->bdev, &c)) {
 		__atomic_store_n(&p->reads, DEVICE_READS_NONE, __ATOMIC_RELAXED);
-	else
+	} else {
 		__atomic_store_n(&p->reads, DEVICE_READS_UNKNOWN, __ATOMIC_RELAXED);
+		p->reads0 = c.reads;
+		p->ms0 = c.read_ms;
+		p->requests0 = c.requests;
+		p->wait0 = c.wait_ms;
+		p->busy0 = c.busy_ms;
+	}
+	__atomic_store_n(&p->queue, DEVICE_QUEUE_UNKNOWN, __ATOMIC_RELAXED);
 	p->sampled = now_ms();
 }
 
@@ -317,24 +349,52 @@ static enum device_reads reads_of(const struct device_profile *p)
 	return __atomic_load_n(&p->reads, __ATOMIC_RELAXED);
 }
 
+static enum device_queue queue_of(const struct device_profile *p)
+{
+	return __atomic_load_n(&p->queue, __ATOMIC_RELAXED);
+}
+
+/* Whether @p is still being measured: its reads, or, where they seek,
+ * how its requests overlap (which only decides anything there). */
+static bool measuring(const struct device_profile *p)
+{
+	enum device_reads r = reads_of(p);
+	return r == DEVICE_READS_UNKNOWN ||
+	       (r == DEVICE_READS_SEEK && queue_of(p) == DEVICE_QUEUE_UNKNOWN);
+}
+
 /* Look at @p's counters if it is time: once MEASURE_READS reads have
- * completed since the start, the device is judged by their mean. */
+ * completed since the start, the device is judged by their mean; and
+ * each window of MEASURE_READS requests is judged for how they overlap,
+ * until one tells. */
 static void sample(struct device_advisor *a, struct device_profile *p)
 {
-	if (reads_of(p) != DEVICE_READS_UNKNOWN ||
+	if (!measuring(p) ||
 	    now_ms() - __atomic_load_n(&p->sampled, __ATOMIC_RELAXED) < MEASURE_MS)
 		return;
 	pthread_mutex_lock(&a->lock);
 	long long now = now_ms();
-	uint64_t reads, ms;
-	if (p->reads != DEVICE_READS_UNKNOWN || now - p->sampled < MEASURE_MS) {
+	struct counters c;
+	if (!measuring(p) || now - p->sampled < MEASURE_MS) {
 		/* another thread was here first */
-	} else if (!device_counters(p->bdev, &reads, &ms)) {
+	} else if (!device_counters(p->bdev, &c)) {
 		__atomic_store_n(&p->reads, DEVICE_READS_NONE, __ATOMIC_RELAXED);
-	} else if (reads >= p->reads0 + MEASURE_READS) {
-		uint64_t us = (ms - p->ms0) * 1000 / (reads - p->reads0);
-		p->us = us > 1000000000 ? 1000000000 : (long)us;
-		__atomic_store_n(&p->reads, device_judge(p->us), __ATOMIC_RELAXED);
+	} else {
+		if (p->reads == DEVICE_READS_UNKNOWN && c.reads >= p->reads0 + MEASURE_READS) {
+			uint64_t us = (c.read_ms - p->ms0) * 1000 / (c.reads - p->reads0);
+			p->us = us > 1000000000 ? 1000000000 : (long)us;
+			__atomic_store_n(&p->reads, device_judge(p->us), __ATOMIC_RELAXED);
+		}
+		if (c.requests >= p->requests0 + MEASURE_READS) {
+			enum device_queue q = device_judge_queue(c.requests - p->requests0,
+			                                         c.wait_ms - p->wait0,
+			                                         c.busy_ms - p->busy0);
+			__atomic_store_n(&p->queue, q, __ATOMIC_RELAXED);
+			/* not queued enough to tell: a new window from here */
+			p->requests0 = c.requests;
+			p->wait0 = c.wait_ms;
+			p->busy0 = c.busy_ms;
+		}
 	}
 	__atomic_store_n(&p->sampled, now, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&a->lock);
@@ -347,6 +407,16 @@ enum device_reads device_judge(long us)
 	return us >= SEEK_US ? DEVICE_READS_SEEK
 	       : us < FAST_US ? DEVICE_READS_FAST
 	                      : DEVICE_READS_MODERATE;
+}
+
+enum device_queue device_judge_queue(uint64_t requests, uint64_t wait_ms,
+                                     uint64_t busy_ms)
+{
+	/* in flight on average while busy: wait / busy (Little's law) */
+	if (requests < MEASURE_READS || !busy_ms || wait_ms * 10 < QUEUED_MIN * busy_ms)
+		return DEVICE_QUEUE_UNKNOWN;
+	return busy_ms * 1000 >= (uint64_t)SEEK_US * requests ? DEVICE_QUEUE_SERIAL
+	                                                      : DEVICE_QUEUE_OVERLAP;
 }
 
 bool device_sort_for(enum device_fs fs, enum device_reads reads, bool unsorted,
@@ -379,18 +449,20 @@ bool device_sort_for(enum device_fs fs, enum device_reads reads, bool unsorted,
 }
 
 unsigned device_workers_for(enum device_fs fs, enum device_reads reads,
-                            bool ahead, unsigned cpus)
+                            enum device_queue queue, bool ahead, unsigned cpus)
 {
-	/* ext4 on reads that seek, and nothing reads ahead for the walks:
-	 * workers in different subtrees only make the head seek between them
-	 * (an aged real tree on the one-head disk as a plain user: 8 workers
-	 * 1.63x GNU rm's time, one 0.28x; doc/benchmarks.md).  Not on btrfs:
-	 * there one worker did better on the one-head disk (1.02x against
-	 * 1.12x), but a queued device of 3 ms a read measures as seeking too,
-	 * and there one worker took 1.9x the time of 8 (doc/results.md).
-	 * Not on XFS: there the 8 workers were faster than one (0.78x
-	 * against 0.90x; why was not traced). */
-	if (fs == DEVICE_FS_EXT4 && reads == DEVICE_READS_SEEK && !ahead)
+	/* ext4 and btrfs on reads that seek, served one at a time, and
+	 * nothing reads ahead for the walks: workers in different subtrees
+	 * only make the head seek between them (an aged real tree on the
+	 * one-head disk as a plain user, ext4: 8 workers 1.63x GNU rm's time,
+	 * one 0.28x; btrfs as root: 8 workers 1.12x, one 1.00x;
+	 * doc/benchmarks.md).  Not where requests overlap: on a queued device
+	 * of 3 ms a read, which seeks by its mean read too, one worker took
+	 * 1.9x the time of 8 (btrfs, doc/results.md).  Not on XFS: there the
+	 * 8 workers were faster than one on the one-head disk (0.78x against
+	 * 0.90x; why was not traced). */
+	if ((fs == DEVICE_FS_EXT4 || fs == DEVICE_FS_BTRFS) &&
+	    reads == DEVICE_READS_SEEK && queue == DEVICE_QUEUE_SERIAL && !ahead)
 		return 1;
 	/* XFS whose reads are fast: the walks are CPU-bound */
 	if (fs == DEVICE_FS_XFS && reads == DEVICE_READS_FAST)
@@ -545,13 +617,19 @@ unsigned device_workers(struct device_walk *w, dev_t dev, unsigned cpus)
 	bool ahead = (p->fs == DEVICE_FS_EXT4 && p->devfd >= 0) ||
 	             (p->fs == DEVICE_FS_XFS && p->bulkstat &&
 	              !xfs_windows_off(w->adv->xw, dev));
-	return device_workers_for(p->fs, reads_of(p), ahead, cpus);
+	return device_workers_for(p->fs, reads_of(p), queue_of(p), ahead, cpus);
 }
 
 enum device_reads device_measured(struct device_advisor *a, dev_t dev)
 {
 	struct device_profile *p = a ? find(a, dev) : NULL;
 	return p ? reads_of(p) : DEVICE_READS_UNKNOWN;
+}
+
+enum device_queue device_queue_of(struct device_advisor *a, dev_t dev)
+{
+	struct device_profile *p = a ? find(a, dev) : NULL;
+	return p ? queue_of(p) : DEVICE_QUEUE_UNKNOWN;
 }
 
 void device_assume(struct device_advisor *a, int fd, dev_t dev,
@@ -565,6 +643,9 @@ void device_assume(struct device_advisor *a, int fd, dev_t dev,
 		p = make_profile(a, fd, dev);
 	if (p) {
 		__atomic_store_n(&p->reads, reads, __ATOMIC_RELAXED);
+		__atomic_store_n(&p->queue, reads == DEVICE_READS_SEEK
+		                            ? DEVICE_QUEUE_SERIAL : DEVICE_QUEUE_OVERLAP,
+		                 __ATOMIC_RELAXED);
 		p->us = reads == DEVICE_READS_SEEK ? SEEK_US : 0;
 	}
 	pthread_mutex_unlock(&a->lock);

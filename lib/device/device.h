@@ -51,6 +51,21 @@
 #define MEASURE_READS 64
 #define MEASURE_MS 10
 
+/* Whether a device serves its requests one at a time (one head) or
+ * several at once (a queue in the device, an array, a network volume):
+ * judged once MEASURE_READS requests have completed while QUEUED_MIN / 10
+ * or more were in flight on average (about two: two workers waiting on the
+ * device average a little under two), from the time the device was busy
+ * per request.  A seeking head stays busy SEEK_US or more per request however
+ * many are queued (the harness's one-head disk: 12.8 ms at one in
+ * flight, 8.7 ms at 8, 8.4 ms at 32: its elevator shortens the seeks); a
+ * device that serves several at once is busy for a fraction of each (a
+ * queued device of 3 ms a read: 3.2 ms at one, 1.6 ms at 2, 0.4 ms at
+ * 8).  At one in flight the two look alike, so nothing is judged there;
+ * at 1.8 a device that serves several at once is taken for one head only
+ * if its reads take 3.6 ms or more, at 8 (frm's default workers) 16 ms. */
+#define QUEUED_MIN 18
+
 /* What a device's reads were measured to cost. */
 enum device_reads {
 	DEVICE_READS_UNKNOWN = 0, /* not measured yet */
@@ -58,6 +73,13 @@ enum device_reads {
 	DEVICE_READS_MODERATE,
 	DEVICE_READS_SEEK,
 	DEVICE_READS_NONE,        /* nothing to measure: memory, network */
+};
+
+/* How a device's requests were measured to overlap. */
+enum device_queue {
+	DEVICE_QUEUE_UNKNOWN = 0, /* never seen several in flight */
+	DEVICE_QUEUE_SERIAL,      /* one at a time, SEEK_US each or more */
+	DEVICE_QUEUE_OVERLAP,     /* several at once */
 };
 
 /* The file system, as the advisor sorts them. */
@@ -151,9 +173,10 @@ bool device_unsorted(struct device_walk *w, int fd, const struct stat *st);
 
 /* The pool: how many of its workers should run at once while they remove
  * from @dev, given @cpus online; 0: no limit (or nothing known yet).
- * ext4 whose reads seek, where nothing reads ahead for the walk (no
- * privilege to open the device): 1, since workers in different subtrees
- * make one head seek between them.  XFS whose reads are fast: @cpus,
+ * ext4 or btrfs whose reads seek, served one at a time, where nothing
+ * reads ahead for the walk (ext4: no privilege to open the device): 1,
+ * since workers in different subtrees make one head seek between them.
+ * XFS whose reads are fast: @cpus,
  * since more only contend for the CPU. */
 unsigned device_workers(struct device_walk *w, dev_t dev, unsigned cpus);
 
@@ -161,8 +184,14 @@ unsigned device_workers(struct device_walk *w, dev_t dev, unsigned cpus);
  * advisor has no profile of it yet). */
 enum device_reads device_measured(struct device_advisor *a, dev_t dev);
 
+/* How @dev's requests were measured to overlap (DEVICE_QUEUE_UNKNOWN if
+ * the advisor has no profile of it yet). */
+enum device_queue device_queue_of(struct device_advisor *a, dev_t dev);
+
 /* For the tests: take @dev's reads to cost @reads from now on, without
- * measuring (the profile is made from @fd, a directory on @dev). */
+ * measuring (the profile is made from @fd, a directory on @dev); reads
+ * that seek are taken to be served one at a time, others several at
+ * once. */
 void device_assume(struct device_advisor *a, int fd, dev_t dev,
                    enum device_reads reads);
 

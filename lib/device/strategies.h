@@ -15,14 +15,18 @@
 /* ------------------------------------------ the advisor's own (device.c) */
 
 /* The decisions, as functions of what the advisor knows (the tests check
- * their tables): the class of a mean read of @us microseconds; whether a
- * (@large) directory is worth sorting by inode; how many workers may run at
- * once (0: no limit), @ahead when something reads ahead for the walks. */
+ * their tables): the class of a mean read of @us microseconds; how
+ * @requests that spent @wait_ms in the device, which was busy @busy_ms,
+ * overlapped; whether a (@large) directory is worth sorting by inode; how
+ * many workers may run at once (0: no limit), @ahead when something reads
+ * ahead for the walks. */
 enum device_reads device_judge(long us);
+enum device_queue device_judge_queue(uint64_t requests, uint64_t wait_ms,
+                                     uint64_t busy_ms);
 bool device_sort_for(enum device_fs fs, enum device_reads reads, bool unsorted,
                      bool large);
 unsigned device_workers_for(enum device_fs fs, enum device_reads reads,
-                            bool ahead, unsigned cpus);
+                            enum device_queue queue, bool ahead, unsigned cpus);
 /* A file system by statfs's f_type; *@unsorted: gnulib's rule says
  * sorting is wasted on it. */
 enum device_fs device_fs_of(long f_type, bool *unsorted);
