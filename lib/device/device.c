@@ -20,7 +20,7 @@
  * rest of the walk.  Where reads seek, the same counters then tell
  * whether the device serves its requests one at a time: its busy time
  * (field 10), against the time requests spent in it (fields 4 and 8), over
- * windows of MEASURE_READS requests (reads and writes), until one has seen
+ * windows of QUEUE_WINDOW requests (reads and writes), until one has seen
  * about two or more in flight on average (device_judge_queue).  Where nothing is read (everything cached) nothing is
  * judged, and the defaults hold: they are what costs least when wrong.
  * The counters include other processes' reads of the same device; on a
@@ -365,8 +365,11 @@ static bool measuring(const struct device_profile *p)
 
 /* Look at @p's counters if it is time: once MEASURE_READS reads have
  * completed since the start, the device is judged by their mean; and
- * each window of MEASURE_READS requests is judged for how they overlap,
- * until one tells. */
+ * each window of QUEUE_WINDOW requests is judged for how they overlap,
+ * until one tells.  The windows are short: until the pool is fitted its
+ * workers make the head seek between them (a window of 64 requests cost
+ * an aged tree on the one-head disk 1 s more than judging by the mean read
+ * alone, doc/benchmarks.md). */
 static void sample(struct device_advisor *a, struct device_profile *p)
 {
 	if (!measuring(p) ||
@@ -385,7 +388,7 @@ static void sample(struct device_advisor *a, struct device_profile *p)
 			p->us = us > 1000000000 ? 1000000000 : (long)us;
 			__atomic_store_n(&p->reads, device_judge(p->us), __ATOMIC_RELAXED);
 		}
-		if (c.requests >= p->requests0 + MEASURE_READS) {
+		if (c.requests >= p->requests0 + QUEUE_WINDOW) {
 			enum device_queue q = device_judge_queue(c.requests - p->requests0,
 			                                         c.wait_ms - p->wait0,
 			                                         c.busy_ms - p->busy0);
@@ -413,7 +416,7 @@ enum device_queue device_judge_queue(uint64_t requests, uint64_t wait_ms,
                                      uint64_t busy_ms)
 {
 	/* in flight on average while busy: wait / busy (Little's law) */
-	if (requests < MEASURE_READS || !busy_ms || wait_ms * 10 < QUEUED_MIN * busy_ms)
+	if (requests < QUEUE_WINDOW || !busy_ms || wait_ms * 10 < QUEUED_MIN * busy_ms)
 		return DEVICE_QUEUE_UNKNOWN;
 	return busy_ms * 1000 >= (uint64_t)SEEK_US * requests ? DEVICE_QUEUE_SERIAL
 	                                                      : DEVICE_QUEUE_OVERLAP;

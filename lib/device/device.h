@@ -53,7 +53,7 @@
 
 /* Whether a device serves its requests one at a time (one head) or
  * several at once (a queue in the device, an array, a network volume):
- * judged once MEASURE_READS requests have completed while QUEUED_MIN / 10
+ * judged once QUEUE_WINDOW requests have completed while QUEUED_MIN / 10
  * or more were in flight on average (about two: two workers waiting on the
  * device average a little under two), from the time the device was busy
  * per request.  A seeking head stays busy SEEK_US or more per request however
@@ -65,6 +65,7 @@
  * at 1.8 a device that serves several at once is taken for one head only
  * if its reads take 3.6 ms or more, at 8 (frm's default workers) 16 ms. */
 #define QUEUED_MIN 18
+#define QUEUE_WINDOW 16
 
 /* What a device's reads were measured to cost. */
 enum device_reads {

@@ -109,8 +109,10 @@ static void test_judge_queue(void **state)
 	assert_int_equal(device_judge_queue(9616, 31060, 4039), DEVICE_QUEUE_OVERLAP);
 	/* the edges: too few requests; under QUEUED_MIN in flight; nothing
 	 * busy; busy exactly SEEK_US a request */
-	assert_int_equal(device_judge_queue(MEASURE_READS - 1, 100000, 1000),
+	assert_int_equal(device_judge_queue(QUEUE_WINDOW - 1, 100000, 1000),
 	                 DEVICE_QUEUE_UNKNOWN);
+	assert_int_equal(device_judge_queue(QUEUE_WINDOW, 100000, 1000),
+	                 DEVICE_QUEUE_SERIAL);
 	assert_int_equal(device_judge_queue(100, QUEUED_MIN * 10 - 1, 100),
 	                 DEVICE_QUEUE_UNKNOWN);
 	assert_int_equal(device_judge_queue(100, QUEUED_MIN * 10, 100),
