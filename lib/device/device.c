@@ -381,9 +381,8 @@ static bool reads_free(const struct device_profile *p)
  * completed since the start, the device is judged by their mean; and
  * each window of QUEUE_WINDOW requests is judged for how they overlap,
  * until one tells.  The windows are short: until the pool is fitted its
- * workers make the head seek between them (a window of 64 requests cost
- * an aged tree on the one-head disk 1 s more than judging by the mean read
- * alone, doc/benchmarks.md). */
+ * workers make the head seek between them (doc/benchmarks.md, "Telling
+ * one head from a queue"). */
 static void sample(struct device_advisor *a, struct device_profile *p)
 {
 	if (!measuring(p) ||
