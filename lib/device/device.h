@@ -67,16 +67,6 @@
 #define QUEUED_MIN 18
 #define QUEUE_WINDOW 16
 
-/* A walk that has read less than once per CACHED_GAP_MS, over its first
- * CACHED_MS or more, runs from memory (the tree's metadata is cached): it
- * is CPU-bound whatever the device, and is advised as on a fast one, until
- * its reads are many enough to measure.  A cold walk on the one-head disk
- * reads every 9-13 ms; the aged tree on it, warm, read 43 times in 4.7 s,
- * and frm's 8 workers on 2 CPUs took 1.44x of GNU rm's time there (XFS,
- * doc/results.md). */
-#define CACHED_MS 500
-#define CACHED_GAP_MS 50
-
 /* What a device's reads were measured to cost. */
 enum device_reads {
 	DEVICE_READS_UNKNOWN = 0, /* not measured yet */
@@ -84,8 +74,6 @@ enum device_reads {
 	DEVICE_READS_MODERATE,
 	DEVICE_READS_SEEK,
 	DEVICE_READS_NONE,        /* nothing to measure: memory, network */
-	DEVICE_READS_CACHED,      /* nothing read for a while: the walk runs
-	                             from memory, advised as FAST (for now) */
 };
 
 /* How a device's requests were measured to overlap. */
