@@ -21,8 +21,12 @@
  * whether the device serves its requests one at a time: its busy time
  * (field 10), against the time requests spent in it (fields 4 and 8), over
  * windows of QUEUE_WINDOW requests (reads and writes), until one has seen
- * about two or more in flight on average (device_judge_queue).  Where nothing is read (everything cached) nothing is
- * judged, and the defaults hold: they are what costs least when wrong.
+ * about two or more in flight on average (device_judge_queue).  Until
+ * reads are judged the defaults hold, chosen as what costs least when
+ * wrong; but a walk that reads less than once per CACHED_GAP_MS over
+ * CACHED_MS runs from memory and is advised as on a fast device (CACHED:
+ * on XFS no sorting of large directories, no index lookups, and one
+ * worker) until enough reads come to judge them.
  * The counters include other processes' reads of the same device; on a
  * shared, busy device the measure is theirs as much as ours. */
 #define _GNU_SOURCE
@@ -79,6 +83,7 @@ struct device_profile {
 	long us;                 /* the mean read, once judged (-1 before) */
 	uint64_t reads0, ms0;    /* the counters at the start */
 	uint64_t requests0, wait0, busy0; /* ...at the current queue window */
+	long long start;         /* when the measure started (ms) */
 	long long sampled;       /* when they were last looked at (ms) */
 };
 
@@ -284,7 +289,7 @@ static void measure_from_now(struct device_profile *p)
 		p->busy0 = c.busy_ms;
 	}
 	__atomic_store_n(&p->queue, DEVICE_QUEUE_UNKNOWN, __ATOMIC_RELAXED);
-	p->sampled = now_ms();
+	p->start = p->sampled = now_ms();
 }
 
 /* Under the lock: a new profile for @dev, from directory @fd; NULL when
@@ -354,13 +359,22 @@ static enum device_queue queue_of(const struct device_profile *p)
 	return __atomic_load_n(&p->queue, __ATOMIC_RELAXED);
 }
 
-/* Whether @p is still being measured: its reads, or, where they seek,
- * how its requests overlap (which only decides anything there). */
+/* Whether @p is still being measured: its reads (also while the walk
+ * runs from memory), or, where they seek, how its requests overlap
+ * (which only decides anything there). */
 static bool measuring(const struct device_profile *p)
 {
 	enum device_reads r = reads_of(p);
-	return r == DEVICE_READS_UNKNOWN ||
+	return r == DEVICE_READS_UNKNOWN || r == DEVICE_READS_CACHED ||
 	       (r == DEVICE_READS_SEEK && queue_of(p) == DEVICE_QUEUE_UNKNOWN);
+}
+
+/* What @p's reads say where they cost nothing to the walk: fast, or none
+ * made for a while. */
+static bool reads_free(const struct device_profile *p)
+{
+	enum device_reads r = reads_of(p);
+	return r == DEVICE_READS_FAST || r == DEVICE_READS_CACHED;
 }
 
 /* Look at @p's counters if it is time: once MEASURE_READS reads have
@@ -382,10 +396,15 @@ static void sample(struct device_advisor *a, struct device_profile *p)
 	} else if (!device_counters(p->bdev, &c)) {
 		__atomic_store_n(&p->reads, DEVICE_READS_NONE, __ATOMIC_RELAXED);
 	} else {
-		if (p->reads == DEVICE_READS_UNKNOWN && c.reads >= p->reads0 + MEASURE_READS) {
-			uint64_t us = (c.read_ms - p->ms0) * 1000 / (c.reads - p->reads0);
-			p->us = us > 1000000000 ? 1000000000 : (long)us;
-			__atomic_store_n(&p->reads, device_judge(p->us), __ATOMIC_RELAXED);
+		if (p->reads == DEVICE_READS_UNKNOWN || p->reads == DEVICE_READS_CACHED) {
+			uint64_t n = c.reads - p->reads0;
+			enum device_reads r = device_judge_reads(n, c.read_ms - p->ms0,
+			                                         now - p->start);
+			if (n >= MEASURE_READS) {
+				uint64_t us = (c.read_ms - p->ms0) * 1000 / n;
+				p->us = us > 1000000000 ? 1000000000 : (long)us;
+			}
+			__atomic_store_n(&p->reads, r, __ATOMIC_RELAXED);
 		}
 		if (c.requests >= p->requests0 + QUEUE_WINDOW) {
 			enum device_queue q = device_judge_queue(c.requests - p->requests0,
@@ -411,6 +430,18 @@ enum device_reads device_judge(long us)
 	                      : DEVICE_READS_MODERATE;
 }
 
+enum device_reads device_judge_reads(uint64_t reads, uint64_t ms,
+                                     long long elapsed_ms)
+{
+	if (reads >= MEASURE_READS) {
+		uint64_t us = ms * 1000 / reads;
+		return device_judge(us > 1000000000 ? 1000000000 : (long)us);
+	}
+	if (elapsed_ms >= CACHED_MS && (long long)reads * CACHED_GAP_MS < elapsed_ms)
+		return DEVICE_READS_CACHED;
+	return DEVICE_READS_UNKNOWN;
+}
+
 enum device_queue device_judge_queue(uint64_t requests, uint64_t wait_ms,
                                      uint64_t busy_ms)
 {
@@ -424,6 +455,8 @@ enum device_queue device_judge_queue(uint64_t requests, uint64_t wait_ms,
 bool device_sort_for(enum device_fs fs, enum device_reads reads, bool unsorted,
                      bool large)
 {
+	if (reads == DEVICE_READS_CACHED) /* the walk runs from memory */
+		reads = DEVICE_READS_FAST;
 	/* A small directory too: on ext4 always (its entries' inodes lie
 	 * close together, but removing them in inode order writes the inode
 	 * table and bitmaps in one sweep: an aged real tree with every
@@ -453,6 +486,15 @@ bool device_sort_for(enum device_fs fs, enum device_reads reads, bool unsorted,
 unsigned device_workers_for(enum device_fs fs, enum device_reads reads,
                             enum device_queue queue, bool ahead, unsigned cpus)
 {
+	/* XFS, the walk running from memory: one.  Unlinks at once in XFS
+	 * only contend (one copy of the real tree, warm, on a fresh XFS on
+	 * the plain VM: one worker 0.86-0.98 s, two 1.16-1.43 s, eight
+	 * 1.30-1.69 s, GNU rm 0.97 s; doc/benchmarks.md, "Warm metadata on
+	 * XFS").  Elsewhere as fast reads (ext4, the same: eight workers
+	 * 0.75x of one). */
+	if (reads == DEVICE_READS_CACHED)
+		return fs == DEVICE_FS_XFS ? 1 : device_workers_for(fs, DEVICE_READS_FAST,
+		                                                    queue, ahead, cpus);
 	/* ext4 and btrfs on reads that seek, served one at a time, and
 	 * nothing reads ahead for the walks: workers in different subtrees
 	 * only make the head seek between them (an aged real tree on the
@@ -523,8 +565,7 @@ bool device_dir_opened(struct device_walk *w, int fd, const struct stat *st)
 		if (p->devfd >= 0)
 			ext4_dir_readahead(w, p->devfd, fd, st, NULL);
 		windows = p->fs == DEVICE_FS_XFS && p->bulkstat && w->adv->xw &&
-		          reads_of(p) != DEVICE_READS_FAST &&
-		          reads_of(p) != DEVICE_READS_MODERATE;
+		          !reads_free(p) && reads_of(p) != DEVICE_READS_MODERATE;
 	}
 	errno = saved;
 	return windows;
@@ -540,7 +581,7 @@ void device_pass_sorted(struct device_walk *w, int fd, const struct stat *st,
 	struct device_profile *p = profile(w, fd, st);
 	/* a sorted pass removes in inode order, not in the index's: its
 	 * leaves are read ahead, unless reads cost nothing here */
-	if (p && p->fs == DEVICE_FS_XFS && reads_of(p) != DEVICE_READS_FAST)
+	if (p && p->fs == DEVICE_FS_XFS && !reads_free(p))
 		w->total.lookups += dir_index_readahead(fd, st, n, name_at, ctx);
 	errno = saved;
 }

@@ -21,6 +21,9 @@
  * many workers may run at once (0: no limit), @ahead when something reads
  * ahead for the walks. */
 enum device_reads device_judge(long us);
+/* ...of @reads that took @ms, @elapsed_ms into a walk */
+enum device_reads device_judge_reads(uint64_t reads, uint64_t ms,
+                                     long long elapsed_ms);
 enum device_queue device_judge_queue(uint64_t requests, uint64_t wait_ms,
                                      uint64_t busy_ms);
 bool device_sort_for(enum device_fs fs, enum device_reads reads, bool unsorted,

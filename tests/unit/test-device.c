@@ -64,7 +64,7 @@ static void test_judge(void **state)
 static void test_sort_table(void **state)
 {
 	(void)state;
-	for (int r = DEVICE_READS_UNKNOWN; r <= DEVICE_READS_NONE; r++) {
+	for (int r = DEVICE_READS_UNKNOWN; r <= DEVICE_READS_CACHED; r++) {
 		enum device_reads reads = (enum device_reads)r;
 		bool seek = reads == DEVICE_READS_SEEK;
 		/* large directories: ext4 and the rest sort, whatever the
@@ -82,11 +82,39 @@ static void test_sort_table(void **state)
 			assert_false(device_sort_for(DEVICE_FS_REMOTE, reads, false, large));
 			assert_false(device_sort_for(DEVICE_FS_BTRFS, reads, false, large));
 		}
-		/* XFS: unless its reads are known to be fast */
+		/* XFS: unless its reads are known to be fast (or the walk
+		 * runs from memory) */
 		assert_int_equal(device_sort_for(DEVICE_FS_XFS, reads, false, true),
-		                 reads != DEVICE_READS_FAST);
+		                 reads != DEVICE_READS_FAST && reads != DEVICE_READS_CACHED);
 		assert_int_equal(device_sort_for(DEVICE_FS_XFS, reads, false, false), seek);
 	}
+}
+
+/* Reads in a walk's first moments: too few to measure, none for a while
+ * (the walk runs from memory), enough to judge. */
+static void test_judge_reads(void **state)
+{
+	(void)state;
+	/* just started: nothing to say yet */
+	assert_int_equal(device_judge_reads(0, 0, 0), DEVICE_READS_UNKNOWN);
+	assert_int_equal(device_judge_reads(0, 0, CACHED_MS - 1), DEVICE_READS_UNKNOWN);
+	/* nothing read in CACHED_MS, or less than once per CACHED_GAP_MS:
+	 * from memory (the aged tree on the one-head disk, warm: 43 reads in
+	 * 4.7 s) */
+	assert_int_equal(device_judge_reads(0, 0, CACHED_MS), DEVICE_READS_CACHED);
+	assert_int_equal(device_judge_reads(43, 400, 4700), DEVICE_READS_CACHED);
+	/* a cold walk on a disk that seeks: a read every 9-13 ms */
+	assert_int_equal(device_judge_reads(40, 400, 500), DEVICE_READS_UNKNOWN);
+	assert_int_equal(device_judge_reads(CACHED_MS / CACHED_GAP_MS, 1, CACHED_MS),
+	                 DEVICE_READS_UNKNOWN);
+	assert_int_equal(device_judge_reads(CACHED_MS / CACHED_GAP_MS - 1, 1, CACHED_MS),
+	                 DEVICE_READS_CACHED);
+	/* MEASURE_READS of them: judged by their mean, however long it took */
+	assert_int_equal(device_judge_reads(MEASURE_READS, MEASURE_READS * 9, 100000),
+	                 DEVICE_READS_SEEK);
+	assert_int_equal(device_judge_reads(MEASURE_READS, 0, 10), DEVICE_READS_FAST);
+	assert_int_equal(device_judge_reads(MEASURE_READS, MEASURE_READS, 10),
+	                 DEVICE_READS_MODERATE);
 }
 
 /* How requests overlap, from the harness's emulated disks (random 4 KiB
@@ -165,6 +193,14 @@ static void test_workers_table(void **state)
 			assert_int_equal(device_workers_for(fs, DEVICE_READS_FAST, queue,
 			                                    false, 2),
 			                 fs == DEVICE_FS_XFS ? 2 : 0);
+			/* a walk that runs from memory: one on XFS (its unlinks
+			 * at once only contend), elsewhere as fast reads */
+			assert_int_equal(device_workers_for(fs, DEVICE_READS_CACHED, queue,
+			                                    false, 2),
+			                 fs == DEVICE_FS_XFS ? 1 : 0);
+			assert_int_equal(device_workers_for(fs, DEVICE_READS_CACHED, queue,
+			                                    true, 2),
+			                 fs == DEVICE_FS_XFS ? 1 : 0);
 		}
 	}
 }
@@ -318,6 +354,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_judge),
+		cmocka_unit_test(test_judge_reads),
 		cmocka_unit_test(test_judge_queue),
 		cmocka_unit_test(test_sort_table),
 		cmocka_unit_test(test_workers_table),
