@@ -89,7 +89,8 @@ enum fastrm_rmtree_answer {
  *  measured, say more would only hurt: one on ext4 and btrfs where reads
  *  seek, the device was seen serving them one at a time, and nothing reads
  *  ahead for the walks (no privilege for it), one per CPU on XFS whose
- *  reads are fast (frm --jobs=auto; fastrm_rmtree(3)). */
+ *  reads are fast, one on XFS while the walks read nothing (the metadata
+ *  is cached) (frm --jobs=auto; fastrm_rmtree(3)). */
 #define FASTRM_RMTREE_FIT_WORKERS 0x2
 
 /** What fastrm_rmtree() is to do.  Zero-fill it, then set what is needed;
