@@ -80,7 +80,6 @@ struct device_profile {
 	 * without) */
 	enum device_reads reads;
 	enum device_queue queue;
-	long us;                 /* the mean read, once judged (-1 before) */
 	uint64_t reads0, ms0;    /* the counters at the start */
 	uint64_t requests0, wait0, busy0; /* ...at the current queue window */
 	long long start;         /* when the measure started (ms) */
@@ -275,7 +274,6 @@ enum device_fs device_fs_of(long type, bool *unsorted)
 /* Under the lock: start measuring @p's reads from now. */
 static void measure_from_now(struct device_profile *p)
 {
-	p->us = -1;
 	struct counters c;
 	if (p->fs == DEVICE_FS_MEMORY || p->fs == DEVICE_FS_REMOTE || !p->bdev ||
 	    !device_counters(p->bdev, &c)) {
@@ -397,13 +395,9 @@ static void sample(struct device_advisor *a, struct device_profile *p)
 		__atomic_store_n(&p->reads, DEVICE_READS_NONE, __ATOMIC_RELAXED);
 	} else {
 		if (p->reads == DEVICE_READS_UNKNOWN || p->reads == DEVICE_READS_CACHED) {
-			uint64_t n = c.reads - p->reads0;
-			enum device_reads r = device_judge_reads(n, c.read_ms - p->ms0,
+			enum device_reads r = device_judge_reads(c.reads - p->reads0,
+			                                         c.read_ms - p->ms0,
 			                                         now - p->start);
-			if (n >= MEASURE_READS) {
-				uint64_t us = (c.read_ms - p->ms0) * 1000 / n;
-				p->us = us > 1000000000 ? 1000000000 : (long)us;
-			}
 			__atomic_store_n(&p->reads, r, __ATOMIC_RELAXED);
 		}
 		if (c.requests >= p->requests0 + QUEUE_WINDOW) {
@@ -492,9 +486,11 @@ unsigned device_workers_for(enum device_fs fs, enum device_reads reads,
 	 * 1.30-1.69 s, GNU rm 0.97 s; doc/benchmarks.md, "Warm metadata on
 	 * XFS").  Elsewhere as fast reads (ext4, the same: eight workers
 	 * 0.75x of one). */
-	if (reads == DEVICE_READS_CACHED)
-		return fs == DEVICE_FS_XFS ? 1 : device_workers_for(fs, DEVICE_READS_FAST,
-		                                                    queue, ahead, cpus);
+	if (reads == DEVICE_READS_CACHED) {
+		if (fs == DEVICE_FS_XFS)
+			return 1;
+		reads = DEVICE_READS_FAST;
+	}
 	/* ext4 and btrfs on reads that seek, served one at a time, and
 	 * nothing reads ahead for the walks: workers in different subtrees
 	 * only make the head seek between them (an aged real tree on the
@@ -689,7 +685,6 @@ void device_assume(struct device_advisor *a, int fd, dev_t dev,
 		__atomic_store_n(&p->queue, reads == DEVICE_READS_SEEK
 		                            ? DEVICE_QUEUE_SERIAL : DEVICE_QUEUE_OVERLAP,
 		                 __ATOMIC_RELAXED);
-		p->us = reads == DEVICE_READS_SEEK ? SEEK_US : 0;
 	}
 	pthread_mutex_unlock(&a->lock);
 }

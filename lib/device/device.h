@@ -189,8 +189,9 @@ bool device_unsorted(struct device_walk *w, int fd, const struct stat *st);
  * ext4 or btrfs whose reads seek, served one at a time, where nothing
  * reads ahead for the walk (ext4: no privilege to open the device): 1,
  * since workers in different subtrees make one head seek between them.
- * XFS whose reads are fast: @cpus,
- * since more only contend for the CPU. */
+ * XFS whose reads are fast: @cpus, since more only contend for the CPU;
+ * XFS while the walks read nothing (DEVICE_READS_CACHED): 1, since its
+ * unlinks at once only contend. */
 unsigned device_workers(struct device_walk *w, dev_t dev, unsigned cpus);
 
 /* What @dev's reads were measured to cost (DEVICE_READS_UNKNOWN if the
