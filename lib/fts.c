@@ -761,7 +761,9 @@ static enum build_result build(struct stream *st, struct level *L, size_t cap)
 		 * device advisor measures, reads ahead, and says whether its
 		 * entries go through XFS's windows. */
 		if (st->dw == &st->dw_own && !st->dw_own.adv && !st->no_advisor)
-			st->no_advisor = !(st->dw_own.adv = device_advisor_new());
+			st->no_advisor = !(st->dw_own.adv = device_advisor_new(
+			        st->pub.fts_options & FASTRM_FTS_DEVICE ? DEVICE_ADVISE_ALL
+			                                                : DEVICE_ADVISE_FS));
 		L->windows = device_dir_opened(st->dw, L->src.fd, L->dir->fts_statp);
 	}
 	L->reading = true;
@@ -1158,7 +1160,7 @@ FASTRM_EXPORT FTSENT *fastrm_fts_children(FTS *sp, int instr)
 
 static int check_options(int options)
 {
-	if (options & ~FTS_OPTIONMASK)
+	if (options & ~(FTS_OPTIONMASK | FASTRM_FTS_DEVICE))
 		return -1;
 	if ((options & FTS_NOCHDIR) && (options & FTS_CWDFD))
 		return -1;

@@ -64,7 +64,7 @@ typedef struct fastrm_fts {
 /* Options of fts_open(). */
 #define FTS_COMFOLLOW  0x0001 /* follow symlinks named on the command line */
 #define FTS_LOGICAL    0x0002 /* logical walk: follow every symlink */
-#define FTS_NOCHDIR    0x0004 /* accepted; libfastrm never changes dirs */
+#define FTS_NOCHDIR    0x0004 /* never change the working directory */
 #define FTS_NOSTAT     0x0008 /* use d_type, do not stat non-directories */
 #define FTS_PHYSICAL   0x0010 /* physical walk: never follow symlinks */
 #define FTS_SEEDOT     0x0020 /* return "." and ".." */
@@ -76,6 +76,13 @@ typedef struct fastrm_fts {
 #define FTS_VERBATIM   0x0800 /* keep trailing slashes of the roots */
 #define FTS_OPTIONMASK 0x0fff /* every valid option */
 #define FTS_NAMEONLY   0x1000 /* fts_children(): names only */
+/* libfastrm's own option of fts_open(): learn what the device does and
+ * act on it, as fastrm_rmtree() does: its counters in sysfs read, ext4's
+ * block device opened to read directory blocks ahead (where permitted),
+ * XFS's hash index and inodes read ahead (threads started inside
+ * fts_read).  Without it a stream asks only the file system's type, one
+ * fstatfs per device, as gnulib's fts does. */
+#define FASTRM_FTS_DEVICE 0x10000
 #define FTS_STOP       0x2000 /* (private) unrecoverable error */
 
 /** One file of the hierarchy.  Owned by the stream: valid until the
@@ -135,7 +142,8 @@ typedef struct fastrm_ftsent {
 
 /** Open a stream over the NULL-terminated list @argv.
  *  @options must contain exactly one of FTS_LOGICAL and FTS_PHYSICAL, no
- *  bit outside FTS_OPTIONMASK, and not both FTS_NOCHDIR and FTS_CWDFD.
+ *  bit outside FTS_OPTIONMASK but FASTRM_FTS_DEVICE, and not both
+ *  FTS_NOCHDIR and FTS_CWDFD.
  *  Without FTS_CWDFD and FTS_NOCHDIR (and FTS_LOGICAL, which implies
  *  FTS_NOCHDIR), the walk changes the process's working directory, as
  *  fts(3): fts_accpath is relative to it (see fastrm_fts(3), WORKING

@@ -87,6 +87,7 @@ struct device_profile {
 };
 
 struct device_advisor {
+	enum device_advise what;
 	pthread_mutex_t lock;
 	struct device_profile p[MAX_PROFILES];
 	unsigned n;              /* profiles made (read without the lock) */
@@ -304,13 +305,18 @@ static struct device_profile *make_profile(struct device_advisor *a, int fd,
 	struct statfs fs;
 	p->fs = fstatfs(fd, &fs) == 0 ? device_fs_of((long)fs.f_type, &p->unsorted)
 	                              : DEVICE_FS_OTHER;
-	if (p->fs != DEVICE_FS_MEMORY && p->fs != DEVICE_FS_REMOTE)
-		p->bdev = device_block_of(fd, dev);
-	if (p->fs == DEVICE_FS_EXT4 && p->bdev)
-		p->devfd = device_open_node(p->bdev);
-	if (p->fs == DEVICE_FS_XFS)
-		p->bulkstat = sys_admin();
-	measure_from_now(p);
+	if (a->what == DEVICE_ADVISE_FS) {
+		/* the file system's type, no more: nothing is measured */
+		p->reads = DEVICE_READS_NONE;
+	} else {
+		if (p->fs != DEVICE_FS_MEMORY && p->fs != DEVICE_FS_REMOTE)
+			p->bdev = device_block_of(fd, dev);
+		if (p->fs == DEVICE_FS_EXT4 && p->bdev)
+			p->devfd = device_open_node(p->bdev);
+		if (p->fs == DEVICE_FS_XFS)
+			p->bulkstat = sys_admin();
+		measure_from_now(p);
+	}
 	/* published last: walks look profiles up without the lock */
 	__atomic_store_n(&a->n, a->n + 1, __ATOMIC_RELEASE);
 	return p;
@@ -512,16 +518,18 @@ unsigned device_workers_for(enum device_fs fs, enum device_reads reads,
 
 /* ------------------------------------------------------------- public */
 
-struct device_advisor *device_advisor_new(void)
+struct device_advisor *device_advisor_new(enum device_advise what)
 {
 	struct device_advisor *a = calloc(1, sizeof *a);
 	if (!a)
 		return NULL;
+	a->what = what;
 	if (pthread_mutex_init(&a->lock, NULL) != 0) {
 		free(a);
 		return NULL;
 	}
-	a->xw = xfs_windows_new(); /* without it, no windows */
+	if (what == DEVICE_ADVISE_ALL)
+		a->xw = xfs_windows_new(); /* without it, no windows */
 	return a;
 }
 
@@ -577,7 +585,8 @@ void device_pass_sorted(struct device_walk *w, int fd, const struct stat *st,
 	struct device_profile *p = profile(w, fd, st);
 	/* a sorted pass removes in inode order, not in the index's: its
 	 * leaves are read ahead, unless reads cost nothing here */
-	if (p && p->fs == DEVICE_FS_XFS && !reads_free(p))
+	if (p && p->fs == DEVICE_FS_XFS && w->adv->what == DEVICE_ADVISE_ALL &&
+	    !reads_free(p))
 		w->total.lookups += dir_index_readahead(fd, st, n, name_at, ctx);
 	errno = saved;
 }

@@ -144,10 +144,22 @@ struct device_walk {
 	struct device_totals total;
 };
 
+/* What an advisor may do to learn about a device and act on it. */
+enum device_advise {
+	/* The file system's type, by one fstatfs per device, as gnulib's
+	 * fts asks it: nothing measured, nothing read ahead, no thread.  A
+	 * plain fts stream's (doc/design.md, "What a walk costs"). */
+	DEVICE_ADVISE_FS = 0,
+	/* Everything below: sysfs's counters read, ext4's block device
+	 * opened, XFS's index and inodes read ahead (threads).  The removal
+	 * pool's, and a stream's opened with FASTRM_FTS_DEVICE. */
+	DEVICE_ADVISE_ALL,
+};
+
 /* An advisor for one walk or one pool of walks (thread-safe).  NULL when
  * out of memory: every function below then does nothing, and the walks
  * go on without reading ahead or fitting. */
-struct device_advisor *device_advisor_new(void);
+struct device_advisor *device_advisor_new(enum device_advise what);
 void device_advisor_free(struct device_advisor *a);
 
 void device_walk_init(struct device_walk *w, struct device_advisor *a);

@@ -246,7 +246,7 @@ static void test_own_directory(void **state)
 	assert_int_equal(fstatfs(fd, &fs), 0);
 	bool tmpfs = fs.f_type == 0x01021994;
 
-	struct device_advisor *a = device_advisor_new();
+	struct device_advisor *a = device_advisor_new(DEVICE_ADVISE_ALL);
 	assert_non_null(a);
 	struct device_walk w, w2;
 	device_walk_init(&w, a);

@@ -299,7 +299,7 @@ static void test_invalid(void **state)
 		0,
 		FTS_LOGICAL | FTS_PHYSICAL,
 		FTS_PHYSICAL | FTS_NOCHDIR | FTS_CWDFD,
-		FTS_PHYSICAL | 0x10000,
+		FTS_PHYSICAL | 0x20000,
 		FTS_PHYSICAL | FTS_NAMEONLY,
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

@@ -409,7 +409,7 @@ static void test_nothing_elsewhere(void **state)
 	st.st_size = 4096;
 	if (!xfs) {
 		/* the advisor asks for no lookups off XFS */
-		struct device_advisor *a = device_advisor_new();
+		struct device_advisor *a = device_advisor_new(DEVICE_ADVISE_ALL);
 		struct device_walk w;
 		device_walk_init(&w, a);
 		errno = 55;
@@ -567,7 +567,10 @@ static unsigned fitted(const char *name, unsigned workers, unsigned flags)
 {
 	struct fastrm_rmtree_stats stats;
 	rmtree_image(name, workers, flags, true, '0', &stats, NULL);
-	assert_int_equal(stats.workers, workers);
+	/* workers start on demand, and no more than may run at once */
+	assert_true(stats.workers >= 1 && stats.workers <= workers);
+	if (stats.workers_fitted)
+		assert_true(stats.workers <= stats.workers_fitted);
 	return stats.workers_fitted;
 }
 
