@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""frm interrupted: SIGINT and SIGTERM stop it promptly, with a message,
-and it dies of the signal; what it did not reach is left in place.  A closed
+"""frm interrupted: SIGINT, SIGTERM and SIGHUP stop it promptly, with a
+message, and it dies of the signal; what it did not reach is left in place.
+A signal ignored when frm started stays ignored, as with GNU rm: under
+nohup a SIGHUP, in a background job of a non-interactive shell a SIGINT,
+does not stop it; it removes everything and exits 0.  A closed
 pipe on stdout or stderr (SIGPIPE) neither kills frm nor loses its exit
 status: it removes everything it can and exits 1.
 
@@ -21,7 +24,7 @@ from e2e_common import frm_env, test_dir
 FRM = os.path.abspath(sys.argv[1])
 FAULT = os.path.abspath(sys.argv[2])
 passed = failed = 0
-for sig in (signal.SIGINT, signal.SIGTERM):
+for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
     with test_dir() as top:
         t = os.path.join(top, "t")
         os.mkdir(t)
@@ -44,6 +47,46 @@ for sig in (signal.SIGINT, signal.SIGTERM):
               and took < 5 and os.path.isdir(t))
         print("%s %s: exit %s, stopped in %.2f s, stderr %r" %
               ("ok  " if ok else "FAIL", name, p.returncode, took, err.strip()[:120]))
+        passed, failed = passed + ok, failed + (not ok)
+
+
+# Ignored when it started: nohup (SIGHUP), and a background job of a
+# non-interactive shell (sh ignores SIGINT and SIGQUIT for it).
+def small_tree(top):
+    t = os.path.join(top, "t")
+    os.mkdir(t)
+    for i in range(20):
+        d = os.path.join(t, "d%02d" % i)
+        os.mkdir(d)
+        for j in range(50):
+            open(os.path.join(d, "f%02d" % j), "w").close()
+    return t
+
+
+for how, sig in (("nohup", signal.SIGHUP), ("background job", signal.SIGINT)):
+    with test_dir() as top:
+        t = small_tree(top)
+        env = frm_env(FAULT, FASTRM_FAULT="unlinkat:DELAY:f:0:1000")
+        if how == "nohup":
+            p = subprocess.Popen(["nohup", FRM, "-rf", "t"], cwd=top, env=env,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            pid = p.pid  # nohup execs frm
+        else:
+            p = subprocess.Popen(["sh", "-c", '"$0" -rf t & echo $!; wait $!', FRM],
+                                 cwd=top, env=env, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE)
+            pid = int(p.stdout.readline())
+        time.sleep(0.3)
+        running = p.poll() is None
+        os.kill(pid, sig)
+        out, err = p.communicate(timeout=120)
+        err = err.decode()
+        name = signal.Signals(sig).name
+        ok = (running and p.returncode == 0 and not os.path.exists(t)
+              and "interrupted" not in err)
+        print("%s %s, %s sent: exit %s, tree %s, stderr %r" %
+              ("ok  " if ok else "FAIL", how, name, p.returncode,
+               "gone" if not os.path.exists(t) else "left", err.strip()[:120]))
         passed, failed = passed + ok, failed + (not ok)
 
 # SIGPIPE: stdout, stderr or both are pipes whose reader has gone.

@@ -52,6 +52,21 @@ static void on_signal(int sig)
 	__atomic_store_n(&stop_signal, sig, __ATOMIC_RELAXED);
 }
 
+/* Stop on @sig, unless it was ignored when frm started: nohup, and a
+ * background job of a non-interactive shell (SIGINT, SIGQUIT ignored),
+ * mean to let the removal finish, and GNU rm, which catches nothing,
+ * does finish there. */
+static void stop_on(int sig)
+{
+	struct sigaction sa;
+	if (sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
+		return;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(sig, &sa, NULL);
+}
+
 enum interactive { RMI_ALWAYS, RMI_SOMETIMES, RMI_NEVER };
 
 struct rm_options {
@@ -1035,11 +1050,9 @@ static int run(char **files, size_t n, struct rm_options *x,
 	/* A closed stdout or stderr must not kill frm before it removed what
 	 * it could and reported its exit status: writes then fail instead. */
 	signal(SIGPIPE, SIG_IGN);
-	struct sigaction sa = { .sa_handler = on_signal };
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	stop_on(SIGINT);
+	stop_on(SIGTERM);
+	stop_on(SIGHUP);
 
 	clock_gettime(CLOCK_MONOTONIC, &counters.start);
 	args_left = (size_t)n_files;
