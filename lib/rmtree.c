@@ -163,6 +163,9 @@ struct pool {
 	unsigned running;      /* workers in a task and not waiting (fitted) */
 	pthread_cond_t slot;   /* running fell below fitted */
 	char *const *next_arg; /* paths given not yet queued */
+	bool root_known;       /* root_dev, root_ino: the root directory's */
+	dev_t root_dev;
+	ino_t root_ino;
 	pthread_mutex_t cb;    /* one callback at a time */
 	pthread_t *tid;        /* threads started (tid[0]: unused) */
 	pthread_attr_t attr;   /* every signal blocked in them */
@@ -974,6 +977,44 @@ static bool root_allowed(struct walk *k, FTSENT *ent)
 	return rc == 0;
 }
 
+/* Whether the last component of @path, trailing slashes aside, is "." or
+ * "..". */
+static bool last_is_dots(const char *path)
+{
+	size_t end = strlen(path);
+	while (end > 1 && path[end - 1] == '/')
+		end--;
+	size_t b = end;
+	while (b > 0 && path[b - 1] != '/')
+		b--;
+	size_t n = end - b;
+	return (n == 1 && path[b] == '.') || (n == 2 && path[b] == '.' && path[b + 1] == '.');
+}
+
+/* A path given that GNU rm refuses, unless the caller lifted it: "." or
+ * ".." last, and the root directory (by device and inode, however it is
+ * named).  Says so through @failed; true when refused. */
+static bool refused(struct walk *k, FTSENT *ent)
+{
+	struct pool *P = k->w->P;
+	if (k->t->up || k->t->again || ent->fts_number / NUM_RETRY)
+		return false;
+	int err = 0;
+	if (!(P->o->flags & FASTRM_RMTREE_ALLOW_DOTS) && last_is_dots(k->t->name))
+		err = EINVAL;
+	else if (P->root_known && S_ISDIR(ent->fts_statp->st_mode) &&
+	         ent->fts_statp->st_dev == P->root_dev &&
+	         ent->fts_statp->st_ino == P->root_ino)
+		err = EBUSY;
+	if (!err)
+		return false;
+	struct fastrm_rmtree_entry e;
+	entry_here(k, &e, ent, S_ISDIR(ent->fts_statp->st_mode));
+	k->root_failed = report_failed(P, &e, FASTRM_RMTREE_EREFUSED, err);
+	k->root_done = true;
+	return true;
+}
+
 /* FASTRM_RMTREE_FIT_WORKERS: at each directory a walk enters, the device
  * advisor says how many workers may run at once on its device
  * (device_workers: on ext4 one where reads seek and nothing reads
@@ -1040,11 +1081,17 @@ static void run_task(struct worker *w, struct task *t)
 		FTSENT *ent = NULL;
 		while (!ended(P) && (ent = fastrm_fts_read(k.fts)) != NULL) {
 			if (ent->fts_level == FTS_ROOTLEVEL && !k.root_seen &&
-			    (k.root_seen = true) && !root_allowed(&k, ent)) {
-				if (ent->fts_info == FTS_D)
-					skip_tree(k.fts, ent);
-				k.root_failed = k.root_done = true;
-				continue;
+			    (k.root_seen = true)) {
+				bool keep = !root_allowed(&k, ent);
+				if (keep)
+					k.root_failed = k.root_done = true;
+				else
+					keep = refused(&k, ent);
+				if (keep) {
+					if (ent->fts_info == FTS_D)
+						skip_tree(k.fts, ent);
+					continue;
+				}
 			}
 			if (ent->fts_info == FTS_D)
 				fit(w, ent->fts_statp->st_dev);
@@ -1183,6 +1230,7 @@ FASTRM_EXPORT int fastrm_rmtree(char *const *paths,
 {
 	if (!paths || !opts || opts->size < sizeof *opts ||
 	    (opts->flags & ~(FASTRM_RMTREE_XDEV | FASTRM_RMTREE_FIT_WORKERS |
+	                     FASTRM_RMTREE_NO_PRESERVE_ROOT | FASTRM_RMTREE_ALLOW_DOTS |
 	                     FASTRM_RMTREE_TEST_FLAGS)))
 		return -EINVAL;
 	for (size_t i = 0; i < sizeof opts->reserved / sizeof opts->reserved[0]; i++)
@@ -1212,6 +1260,12 @@ FASTRM_EXPORT int fastrm_rmtree(char *const *paths,
 	P.tid = calloc(nw, sizeof *P.tid);
 	P.w = w;
 	P.threads = 1;
+	struct stat root;
+	if (!(opts->flags & FASTRM_RMTREE_NO_PRESERVE_ROOT) && lstat("/", &root) == 0) {
+		P.root_known = true;
+		P.root_dev = root.st_dev;
+		P.root_ino = root.st_ino;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &P.start);
 	/* One device advisor for all workers: what one walk measures, the
 	 * others know (without memory for it, no read-ahead, no fitting). */

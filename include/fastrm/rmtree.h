@@ -62,6 +62,10 @@ enum fastrm_rmtree_error {
 	FASTRM_RMTREE_EWALK,       /* a directory could not be read through */
 	FASTRM_RMTREE_ECYCLE,      /* a directory cycle (a corrupt file system) */
 	FASTRM_RMTREE_EXDEV,       /* on another file system (FASTRM_RMTREE_XDEV) */
+	FASTRM_RMTREE_EREFUSED,    /* since 0.4: a path given that GNU rm refuses
+	                              (nothing of it touched): its last
+	                              component is "." or ".." (EINVAL), or it
+	                              is the root directory (EBUSY) */
 };
 
 /** What fastrm_rmtree() is about to do, when it calls @ask. */
@@ -92,6 +96,15 @@ enum fastrm_rmtree_answer {
  *  reads are fast, one on XFS while the walks read nothing (the metadata
  *  is cached) (frm --jobs=auto; fastrm_rmtree(3)). */
 #define FASTRM_RMTREE_FIT_WORKERS 0x2
+/** Since 0.4: remove the root directory too when it is given (by any
+ *  path: "/", "/../", a symlink to it with a trailing slash); by default
+ *  it is refused, as rm --preserve-root does (rm --no-preserve-root). */
+#define FASTRM_RMTREE_NO_PRESERVE_ROOT 0x4
+/** Since 0.4: walk a path given whose last component is "." or ".."
+ *  (what it holds is removed; the directory itself cannot be: rmdir's
+ *  EINVAL or ENOTEMPTY is reported); by default it is refused, as GNU rm
+ *  refuses it. */
+#define FASTRM_RMTREE_ALLOW_DOTS 0x8
 
 /** What fastrm_rmtree() is to do.  Zero-fill it, then set what is needed;
  *  set @size to sizeof (struct fastrm_rmtree_opts). */

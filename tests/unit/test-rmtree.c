@@ -658,8 +658,9 @@ static void test_flag_bits(void **state)
 		assert_int_equal(seen & flags[i], 0);
 		seen |= flags[i];
 	}
-	assert_int_equal(FASTRM_RMTREE_TEST_FLAGS & (FASTRM_RMTREE_XDEV |
-	                                             FASTRM_RMTREE_FIT_WORKERS), 0);
+	assert_int_equal(FASTRM_RMTREE_TEST_FLAGS &
+	                 (FASTRM_RMTREE_XDEV | FASTRM_RMTREE_FIT_WORKERS |
+	                  FASTRM_RMTREE_NO_PRESERVE_ROOT | FASTRM_RMTREE_ALLOW_DOTS), 0);
 }
 
 int main(void)

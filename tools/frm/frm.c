@@ -657,6 +657,10 @@ static int frm_failed(void *ctx, const struct fastrm_rmtree_entry *e,
 		error_msg(0, "skipping %s, since it's on a different device",
 		          quote_always(0, e->path));
 		break;
+	case FASTRM_RMTREE_EREFUSED:
+		/* frm_root refuses these first, with rm's words */
+		error_msg(err, "cannot remove %s", quote_always(0, e->path));
+		break;
 	}
 	counters.failures++;
 	return 1;
@@ -680,8 +684,12 @@ static enum rm_status rm(char *const *files, const struct rm_options *x)
 	                  ? fastrm_order_by_name("gnulib")
 	                  : x->order;
 	o.memory = x->memory;
+	/* frm refuses what rm refuses, with rm's messages (frm_root); the
+	 * library's own refusal of "/" is lifted where rm's is (not -r, or
+	 * --no-preserve-root): "." and ".." it refuses as frm does */
 	o.flags = (x->one_file_system ? FASTRM_RMTREE_XDEV : 0) |
-	          (x->jobs_auto ? FASTRM_RMTREE_FIT_WORKERS : 0);
+	          (x->jobs_auto ? FASTRM_RMTREE_FIT_WORKERS : 0) |
+	          (x->root ? 0 : FASTRM_RMTREE_NO_PRESERVE_ROOT);
 	o.ctx = (void *)x;
 	o.root = frm_root;
 	o.removed = frm_removed;
