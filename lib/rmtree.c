@@ -40,6 +40,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -1270,8 +1271,13 @@ FASTRM_EXPORT int fastrm_rmtree(char *const *paths,
 	/* One device advisor for all workers: what one walk measures, the
 	 * others know (without memory for it, no read-ahead, no fitting). */
 	P.adv = device_advisor_new(DEVICE_ADVISE_ALL);
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	P.cpus = cpus < 1 ? 1 : (unsigned)cpus;
+	/* the CPUs this thread may run on (one system call; sysconf's
+	 * count reads sysfs), where the pool may be fitted to them */
+	P.cpus = 1;
+	cpu_set_t set;
+	if ((opts->flags & FASTRM_RMTREE_FIT_WORKERS) && nw > 1 &&
+	    sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 1)
+		P.cpus = (unsigned)CPU_COUNT(&set);
 	if (opts->flags & (FASTRM_RMTREE_READS_SEEK | FASTRM_RMTREE_READS_FAST)) {
 		/* tests: the first path's device taken as measured */
 		int fd = paths[0] ? open(paths[0], O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;

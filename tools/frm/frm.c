@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -808,7 +809,10 @@ static const struct option long_options[] = {
 
 static unsigned auto_jobs(void)
 {
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	/* the CPUs frm may run on (taskset; one system call, where sysconf
+	 * reads sysfs) */
+	cpu_set_t set;
+	long cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
 	if (cpus < 1)
 		cpus = 1;
 	return cpus >= AUTO_JOBS_MAX / AUTO_JOBS_PER_CPU
