@@ -1313,11 +1313,8 @@ FASTRM_EXPORT int fastrm_fts_close(FTS *sp)
 
 FASTRM_EXPORT int fastrm_fts_set_order(FTS *sp, const struct fastrm_order *order)
 {
-	if (!sp || !order || !order->next || !order->release)
+	if (!sp || !order_usable(order))
 		return -EINVAL;
-	for (size_t i = 0; i < sizeof order->reserved / sizeof order->reserved[0]; i++)
-		if (order->reserved[i])
-			return -EINVAL;
 	ST(sp)->order = order;
 	return 0;
 }

@@ -916,3 +916,13 @@ FASTRM_EXPORT const struct fastrm_order *fastrm_order_by_name(const char *name)
 			return o;
 	return NULL;
 }
+
+bool order_usable(const struct fastrm_order *o)
+{
+	if (!o || !o->next || !o->release)
+		return false;
+	for (size_t i = 0; i < sizeof o->reserved / sizeof o->reserved[0]; i++)
+		if (o->reserved[i])
+			return false;
+	return true;
+}

@@ -32,6 +32,10 @@ struct fastrm_order_source {
 /* gnulib's window (FTS_MAX_READDIR_ENTRIES). */
 #define ORDER_GNULIB_WINDOW 100000
 
+/* Whether @o can serve as a policy: next and release set, every reserved
+ * member zero (a later release's member: not ours to ignore). */
+bool order_usable(const struct fastrm_order *o);
+
 extern const struct fastrm_order order_directory;
 extern const struct fastrm_order order_inode;
 extern const struct fastrm_order order_chunked;

@@ -35,6 +35,7 @@
 #include "fastrm-int.h"
 #include "fts-int.h"
 #include "device/device.h"
+#include "order.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1075,7 +1076,7 @@ static void run_task(struct worker *w, struct task *t)
 	if (!k.fts) {
 		report_fatal(P, errno ? errno : ENOMEM);
 	} else {
-		fastrm_fts_set_order(k.fts, P->order);
+		(void)fastrm_fts_set_order(k.fts, P->order); /* checked at the start */
 		fastrm_fts_set_memory_budget(k.fts, P->budget);
 		fts_share_budget(k.fts, &P->held);
 		fts_share_device(k.fts, &w->dw);
@@ -1237,6 +1238,8 @@ FASTRM_EXPORT int fastrm_rmtree(char *const *paths,
 	for (size_t i = 0; i < sizeof opts->reserved / sizeof opts->reserved[0]; i++)
 		if (opts->reserved[i])
 			return -EINVAL; /* a later release's option: not ours */
+	if (opts->order && !order_usable(opts->order))
+		return -EINVAL; /* the walks would run another policy */
 	struct pool P = {
 		.o = opts,
 		.lock = PTHREAD_MUTEX_INITIALIZER,

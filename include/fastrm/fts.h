@@ -181,7 +181,6 @@ int fastrm_fts_set_order(FTS *sp, const struct fastrm_order *order);
 /** Memory the ordering policies of the stream may hold, in bytes (default
  *  FASTRM_DEFAULT_BUDGET).  Returns 0, or -EINVAL for less than 64 KiB. */
 int fastrm_fts_set_memory_budget(FTS *sp, size_t bytes);
-#define FASTRM_DEFAULT_BUDGET (8u * 1024 * 1024)
 
 #ifdef __cplusplus
 }

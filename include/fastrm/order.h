@@ -24,6 +24,8 @@
 #include <stddef.h>
 #include <sys/stat.h>
 
+#include <fastrm/version.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -94,9 +96,16 @@ const struct fastrm_order *fastrm_order_builtin(size_t i);
  *    when they hold 10,000 or more, except on tmpfs, NFS, CIFS and Lustre
  *    (the default of fastrm_fts_open());
  *  - "auto": chooses per directory by file system type, the directory's
- *    size, whether the device rotates (XFS, btrfs) and the memory budget.
+ *    size and the memory budget, and, where the device is measured
+ *    (fastrm_rmtree(), or a stream opened with FASTRM_FTS_DEVICE), what
+ *    its reads were measured to cost (the default of fastrm_rmtree()).
  *  Returns NULL for an unknown name. */
 const struct fastrm_order *fastrm_order_by_name(const char *name);
+
+/** Memory the ordering policies of a stream (fastrm_fts_set_memory_budget)
+ *  or of a removal (struct fastrm_rmtree_opts, @memory) hold at most by
+ *  default. */
+#define FASTRM_DEFAULT_BUDGET (8u * 1024 * 1024)
 
 #ifdef __cplusplus
 }

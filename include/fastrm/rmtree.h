@@ -39,11 +39,11 @@
 #include <stddef.h>
 #include <sys/stat.h>
 
+#include <fastrm/order.h>   /* struct fastrm_order, FASTRM_DEFAULT_BUDGET */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-struct fastrm_order;
 
 /** An entry, as a callback sees it (valid during the call only). */
 struct fastrm_rmtree_entry {

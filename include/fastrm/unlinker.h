@@ -29,6 +29,8 @@
 #ifndef FASTRM_UNLINKER_H
 #define FASTRM_UNLINKER_H
 
+#include <fastrm/version.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 

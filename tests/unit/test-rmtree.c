@@ -643,6 +643,17 @@ static void test_bad_input(void **state)
 	o.flags = 0;
 	o.reserved[0] = &o;
 	assert_int_equal(fastrm_rmtree(paths, &o, NULL), -EINVAL);
+	o.reserved[0] = NULL;
+	/* a policy that could not serve is refused, not replaced */
+	struct fastrm_order bad = *fastrm_order_by_name("global");
+	bad.reserved[1] = &bad;
+	o.order = &bad;
+	assert_int_equal(fastrm_rmtree(paths, &o, NULL), -EINVAL);
+	bad = *fastrm_order_by_name("global");
+	bad.release = NULL;
+	assert_int_equal(fastrm_rmtree(paths, &o, NULL), -EINVAL);
+	bad.release = fastrm_order_by_name("global")->release;
+	assert_int_equal(fastrm_rmtree(paths, &o, NULL), 0);
 }
 
 /* The test-only flags are bits of their own, and none is a public one. */
@@ -650,6 +661,7 @@ static void test_flag_bits(void **state)
 {
 	(void)state;
 	const unsigned flags[] = { FASTRM_RMTREE_XDEV, FASTRM_RMTREE_FIT_WORKERS,
+		                   FASTRM_RMTREE_NO_PRESERVE_ROOT, FASTRM_RMTREE_ALLOW_DOTS,
 		                   FASTRM_RMTREE_SHARE_ALL, FASTRM_RMTREE_READS_FAST,
 		                   FASTRM_RMTREE_READS_SEEK };
 	unsigned seen = 0;
