@@ -69,7 +69,7 @@
 /* A chunk of an arena. */
 struct chunk {
 	struct chunk *next;
-	size_t used, cap;
+	uint32_t used, cap;
 	max_align_t data[];
 };
 
@@ -77,8 +77,8 @@ struct chunk {
 struct batch {
 	FTSENT *head, *tail;
 	size_t n;
-	struct chunk *chunks;
-	size_t next_cap;
+	struct chunk *chunks, *last; /* in the order they were made */
+	size_t made;                 /* entries made in it */
 };
 
 struct level {
@@ -130,27 +130,43 @@ struct stream {
 
 /* ---------------------------------------------------------------- arenas */
 
+/* A batch's first SMALL_BATCH entries get a chunk each: the walk frees
+ * each as it passes it (batch_reclaim), as gnulib frees its entries, so a
+ * deep path of small directories holds only the entries still to come at
+ * each level; later chunks grow from 4 KiB to 64 KiB (one allocation for
+ * many entries in a large directory). */
+#define SMALL_BATCH 64
+#define CHUNK_FIRST 4096
+#define CHUNK_MAX 65536
+
 static void *batch_alloc(struct batch *b, size_t size)
 {
-	size = (size + _Alignof(max_align_t) - 1) & ~(_Alignof(max_align_t) - 1);
-	struct chunk *c = b->chunks;
+	struct chunk *c = b->last;
 	if (!c || c->cap - c->used < size) {
-		/* The first chunk fits exactly one entry (a deep chain has one
-		 * per level); later ones grow to 64 KiB. */
-		size_t cap = b->next_cap > size ? b->next_cap : size;
+		size_t cap = size;
+		if (b->made >= SMALL_BATCH) {
+			/* double what the last chunk held, within bounds */
+			cap = c && c->cap >= CHUNK_FIRST ? 2 * (size_t)c->cap : CHUNK_FIRST;
+			if (cap > CHUNK_MAX)
+				cap = CHUNK_MAX;
+			if (cap < size)
+				cap = size;
+		}
 		c = malloc(sizeof *c + cap);
 		if (!c)
 			return NULL;
-		c->cap = cap;
+		c->cap = (uint32_t)cap;
 		c->used = 0;
-		c->next = b->chunks;
-		b->chunks = c;
-		b->next_cap = b->next_cap ? b->next_cap * 2 : 4096;
-		if (b->next_cap > 65536)
-			b->next_cap = 65536;
+		c->next = NULL;
+		if (b->last)
+			b->last->next = c;
+		else
+			b->chunks = c;
+		b->last = c;
 	}
 	void *p = (char *)c->data + c->used;
-	c->used += size;
+	c->used += (uint32_t)size;
+	b->made++;
 	return p;
 }
 
@@ -163,6 +179,36 @@ static void batch_free(struct batch *b)
 		c = n;
 	}
 	memset(b, 0, sizeof *b);
+}
+
+/* The walk has moved on to @next in batch @b, whose list is in the order
+ * its entries were made (no comparator): every chunk before the one that
+ * holds @next holds only entries passed, which nothing uses any more
+ * (fts(3): an entry is valid until the next fts_read, but for the
+ * directories of the current path, which are each the entry being visited
+ * at their own level). */
+static void batch_reclaim(struct batch *b, FTSENT *next)
+{
+	/* the list starts at @next: nothing walks the entries passed (the
+	 * path buffer's adjust_list() would, into freed chunks) */
+	while (b->head && b->head != next) {
+		b->head = b->head->fts_link;
+		b->n--;
+	}
+	struct chunk *c;
+	while ((c = b->chunks) != NULL && c != b->last &&
+	       !((const char *)next >= (const char *)c->data &&
+	         (const char *)next < (const char *)c->data + c->used)) {
+		b->chunks = c->next;
+		free(c);
+	}
+}
+
+/* The size an entry of @namelen takes in a chunk. */
+static size_t ent_size(size_t namelen)
+{
+	size_t size = offsetof(FTSENT, fts_name) + namelen + 1;
+	return (size + _Alignof(max_align_t) - 1) & ~(_Alignof(max_align_t) - 1);
 }
 
 static void batch_append(struct batch *b, FTSENT *p)
@@ -179,7 +225,7 @@ static void batch_append(struct batch *b, FTSENT *p)
 static FTSENT *ent_alloc(struct stream *st, struct batch *b, const char *name,
                          size_t namelen)
 {
-	FTSENT *p = batch_alloc(b, offsetof(FTSENT, fts_name) + namelen + 1);
+	FTSENT *p = batch_alloc(b, ent_size(namelen));
 	if (!p)
 		return NULL;
 	memset(p, 0, offsetof(FTSENT, fts_name));
@@ -1057,6 +1103,8 @@ FASTRM_EXPORT FTSENT *fastrm_fts_read(FTS *sp)
 					return stop(st);
 				}
 				next = P->batch.head;
+			} else if (next && !sp->fts_compar) {
+				batch_reclaim(&P->batch, next);
 			}
 		}
 		p = next;

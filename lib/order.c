@@ -327,6 +327,18 @@ static void pass_sorted(struct fastrm_order_source *src, struct table *t)
 static char no_memory_state;
 #define NO_MEMORY ((void *)&no_memory_state)
 
+/* A policy that has handed out every entry of its directory frees its
+ * state and keeps this instead, so that nothing of it stays while the walk
+ * is below the directory (every directory of the path keeps its state: a
+ * sorted one held 344 bytes a level).  Its next() then returns 0. */
+static char finished_state;
+#define FINISHED ((void *)&finished_state)
+
+/* auto's state where it chose directory order (which keeps no state):
+ * nothing is allocated for it. */
+static char auto_directory_state;
+#define AUTO_DIRECTORY ((void *)&auto_directory_state)
+
 /* A policy's per-directory state of @size bytes, zeroed and allocated at
  * its first call (@fresh is then set), or NULL, for good, if that
  * allocation failed. */
@@ -343,7 +355,8 @@ static void *state_get(void **state, size_t size, bool *fresh)
 
 static bool state_live(const void *state)
 {
-	return state && state != NO_MEMORY;
+	return state && state != NO_MEMORY && state != FINISHED &&
+	       state != AUTO_DIRECTORY;
 }
 
 /* ------------------------------------------------------------ directory */
@@ -442,16 +455,33 @@ static size_t budget_entries(const struct fastrm_order_source *src)
 	return n > BUF_ENTRIES ? n - BUF_ENTRIES : 1024;
 }
 
+/* window_next() for @state's window; once every entry is handed out, the
+ * window is freed (FINISHED). */
+static long window_step(void **state, struct window *w,
+                        struct fastrm_order_source *src, size_t max,
+                        fastrm_emit_fn fn, void *ctx)
+{
+	long k = window_next(w, src, max, fn, ctx);
+	if (k >= 0 && w->t.pos == w->t.n && src->eof) {
+		window_release(w);
+		*state = FINISHED;
+		fastrm_order_account(src, 0);
+	}
+	return k;
+}
+
 static long chunked_next(void **state, struct fastrm_order_source *src,
                          size_t max, fastrm_emit_fn fn, void *ctx)
 {
 	bool fresh;
+	if (*state == FINISHED)
+		return 0;
 	struct window *w = state_get(state, sizeof *w, &fresh);
 	if (!w)
 		return fastrm_order_read(src, max, fn, ctx);
 	if (fresh)
 		window_init(w, budget_entries(src), 0, true);
-	return window_next(w, src, max, fn, ctx);
+	return window_step(state, w, src, max, fn, ctx);
 }
 
 const struct fastrm_order order_chunked = {
@@ -465,13 +495,15 @@ static long gnulib_next(void **state, struct fastrm_order_source *src,
                         size_t max, fastrm_emit_fn fn, void *ctx)
 {
 	bool fresh;
+	if (*state == FINISHED)
+		return 0;
 	struct window *w = state_get(state, sizeof *w, &fresh);
 	if (!w)
 		return fastrm_order_read(src, max, fn, ctx);
 	if (fresh)
 		window_init(w, ORDER_GNULIB_WINDOW, ORDER_SORT_MIN,
 		            !(src->dw && device_unsorted(src->dw, src->fd, src->st)));
-	return window_next(w, src, max, fn, ctx);
+	return window_step(state, w, src, max, fn, ctx);
 }
 
 const struct fastrm_order order_gnulib = {
@@ -758,11 +790,15 @@ static long fallback_start(struct global *g, struct fastrm_order_source *src,
 	return fallback_next(g, src, max, fn, ctx);
 }
 
+static void global_release(void *state);
+
 static long global_common(void **state, struct fastrm_order_source *src,
                           size_t max, fastrm_emit_fn fn, void *ctx,
                           bool unlimited)
 {
 	bool fresh;
+	if (*state == FINISHED)
+		return 0;
 	struct global *g = state_get(state, sizeof *g, &fresh);
 	if (!g)
 		return fastrm_order_read(src, max, fn, ctx);
@@ -775,7 +811,10 @@ static long global_common(void **state, struct fastrm_order_source *src,
 		if (g->handing_out && g->t.pos < g->t.n) {
 			long k = global_emit(g, src, max, fn, ctx);
 			if (k > 0 && g->last_pass && g->t.pos == g->t.n) {
-				table_free(&g->t);
+				/* all handed out: nothing held while the walk
+				 * goes deeper */
+				global_release(g);
+				*state = FINISHED;
 				fastrm_order_account(src, 0);
 			}
 			return k;
@@ -872,13 +911,32 @@ struct autostate {
 static long auto_next(void **state, struct fastrm_order_source *src,
                       size_t max, fastrm_emit_fn fn, void *ctx)
 {
-	bool fresh;
-	struct autostate *a = state_get(state, sizeof *a, &fresh);
-	if (!a)
+	if (*state == FINISHED)
+		return 0;
+	if (*state == AUTO_DIRECTORY)
+		return directory_next(NULL, src, max, fn, ctx);
+	if (!*state) {
+		const struct fastrm_order *p = auto_choose(src);
+		if (p == &order_directory) {
+			*state = AUTO_DIRECTORY;
+			return directory_next(NULL, src, max, fn, ctx);
+		}
+		bool fresh;
+		struct autostate *a = state_get(state, sizeof *a, &fresh);
+		if (!a)
+			return fastrm_order_read(src, max, fn, ctx);
+		a->p = p;
+	}
+	struct autostate *a = *state;
+	if (a == NO_MEMORY)
 		return fastrm_order_read(src, max, fn, ctx);
-	if (fresh)
-		a->p = auto_choose(src);
-	return a->p->next(&a->inner, src, max, fn, ctx);
+	long k = a->p->next(&a->inner, src, max, fn, ctx);
+	if (a->inner == FINISHED) {
+		/* the inner policy is done with the directory: so is auto */
+		free(a);
+		*state = FINISHED;
+	}
+	return k;
 }
 
 static void auto_release(void *state)
