@@ -603,10 +603,13 @@ static void *work(void *arg);
 
 /* May one more worker start to take a task?  Only once the removal has
  * run SPAWN_AFTER_US (a small removal never starts one), while none is
- * queued already (one more per directory entered), and within the number
- * asked (or, fitted, allowed to run at once). */
-static bool spawn_room(const struct pool *P)
+ * queued already (one more per directory entered), within the number
+ * asked (or, fitted, allowed to run at once), and not while the device
+ * advisor holds them (@hold: device_hold_workers()). */
+static bool spawn_room(const struct pool *P, bool hold)
 {
+	if (hold)
+		return false;
 	unsigned threads = LOAD(P->threads);
 	if (threads >= LOAD(P->nworkers))
 		return false;
@@ -625,17 +628,17 @@ static bool spawn_room(const struct pool *P)
 	return true;
 }
 
-static bool spawn_wanted(const struct pool *P)
+static bool spawn_wanted(const struct pool *P, bool hold)
 {
-	return LOAD(P->nqueued) == 0 && spawn_room(P);
+	return LOAD(P->nqueued) == 0 && spawn_room(P, hold);
 }
 
 /* With the lock: a task was just queued; start a worker for it if none is
  * idle to take it.  Under the lock, so that the pool never ends (and the
  * caller never joins) while a thread is being started. */
-static void spawn(struct pool *P)
+static void spawn(struct pool *P, bool hold)
 {
-	if (P->done || ended(P) || P->idle >= P->nqueued || !spawn_room(P) ||
+	if (P->done || ended(P) || P->idle >= P->nqueued || !spawn_room(P, hold) ||
 	    !P->attr_ok)
 		return;
 	unsigned i = P->threads;
@@ -647,8 +650,8 @@ static void spawn(struct pool *P)
 	STORE(P->threads, i + 1);
 }
 
-/* Is there a worker to take more work? */
-static bool wanted(const struct pool *P)
+/* Is there a worker to take more work (@hold: spawn_room())? */
+static bool wanted(const struct pool *P, bool hold)
 {
 	if (P->o->flags & FASTRM_RMTREE_SHARE_ALL)
 		return true;
@@ -661,16 +664,16 @@ static bool wanted(const struct pool *P)
 		return false;
 	if (LOAD(P->nworkers) < 2)
 		return false;
-	return LOAD(P->idle) > LOAD(P->nqueued) || spawn_wanted(P);
+	return LOAD(P->idle) > LOAD(P->nqueued) || spawn_wanted(P, hold);
 }
 
 /* A task for work in @dir (the walk's current directory, whose fd is
  * fts_cwd_fd) that another worker will do: @dir's node waits for it.
  * With the lock.  NULL when a bound is reached or memory is short. */
-static struct task *new_task(struct walk *k, FTSENT *dir)
+static struct task *new_task(struct walk *k, FTSENT *dir, bool hold)
 {
 	struct pool *P = k->w->P;
-	if (!wanted(P) || P->ntasks >= P->max_tasks)
+	if (!wanted(P, hold) || P->ntasks >= P->max_tasks)
 		return NULL;
 	const char *dp = full_path(k->w, k->t->prefix, dir->fts_path, dir->fts_pathlen);
 	struct node *n = node_of(P, k->t, dir, dp);
@@ -721,8 +724,14 @@ static struct task *new_task(struct walk *k, FTSENT *dir)
 static bool share(struct walk *k, FTSENT *ent)
 {
 	struct pool *P = k->w->P;
-	if (ent->fts_level == FTS_ROOTLEVEL || ent->fts_level > SHARE_MAX_LEVEL ||
-	    !wanted(P))
+	if (ent->fts_level == FTS_ROOTLEVEL || ent->fts_level > SHARE_MAX_LEVEL)
+		return false;
+	/* fitted: where the advisor holds more workers back (XFS and btrfs
+	 * while the walk has read nothing), none starts */
+	bool hold = (P->o->flags & FASTRM_RMTREE_FIT_WORKERS) &&
+	            LOAD(P->threads) < LOAD(P->nworkers) &&
+	            device_hold_workers(&k->w->dw, ent->fts_statp->st_dev);
+	if (!wanted(P, hold))
 		return false;
 	if ((k->fts->fts_options & FTS_XDEV) &&
 	    ent->fts_statp->st_dev != k->fts->fts_dev)
@@ -731,7 +740,7 @@ static bool share(struct walk *k, FTSENT *ent)
 	if (!name)
 		return false;
 	pthread_mutex_lock(&P->lock);
-	struct task *t = new_task(k, ent->fts_parent);
+	struct task *t = new_task(k, ent->fts_parent, hold);
 	if (t) {
 		t->name = name;
 		t->check = true;
@@ -739,7 +748,7 @@ static bool share(struct walk *k, FTSENT *ent)
 		t->ino = ent->fts_statp->st_ino;
 		P->shared++;
 		enqueue(P, t);
-		spawn(P);
+		spawn(P, hold);
 	}
 	pthread_mutex_unlock(&P->lock);
 	if (!t)

@@ -205,6 +205,41 @@ static void test_workers_table(void **state)
 	}
 }
 
+/* Workers held back: on XFS and btrfs while reads are fewer than one per
+ * CACHED_GAP_MS (with HOLD_GRACE_MS to spare), and never once reads are
+ * judged; never elsewhere. */
+static void test_hold_table(void **state)
+{
+	(void)state;
+	const enum device_fs all[] = { DEVICE_FS_OTHER, DEVICE_FS_EXT4, DEVICE_FS_XFS,
+	                               DEVICE_FS_BTRFS, DEVICE_FS_MEMORY,
+	                               DEVICE_FS_REMOTE };
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+		enum device_fs fs = all[i];
+		bool held = fs == DEVICE_FS_XFS || fs == DEVICE_FS_BTRFS;
+		/* nothing read yet, at the start and later */
+		assert_int_equal(device_hold_for(fs, DEVICE_READS_UNKNOWN, 0, 0), held);
+		assert_int_equal(device_hold_for(fs, DEVICE_READS_UNKNOWN, 0, 5000), held);
+		/* two reads in the first 10 ms: still held */
+		assert_int_equal(device_hold_for(fs, DEVICE_READS_UNKNOWN, 2, 10), held);
+		/* a cold walk: a read every 10 ms, let go by 40 ms */
+		assert_int_equal(device_hold_for(fs, DEVICE_READS_UNKNOWN, 4, 40), false);
+		/* a warm removal's few reads (43 in 4 s): held throughout */
+		assert_int_equal(device_hold_for(fs, DEVICE_READS_CACHED, 43, 4000), held);
+		assert_int_equal(device_hold_for(fs, DEVICE_READS_UNKNOWN,
+		                                 (HOLD_GRACE_MS + 1000) / CACHED_GAP_MS, 1000),
+		                 held);
+		assert_int_equal(device_hold_for(fs, DEVICE_READS_UNKNOWN,
+		                                 (HOLD_GRACE_MS + 1000) / CACHED_GAP_MS + 1, 1000),
+		                 false);
+		/* judged: never held */
+		const enum device_reads judged[] = { DEVICE_READS_FAST, DEVICE_READS_MODERATE,
+		                                     DEVICE_READS_SEEK, DEVICE_READS_NONE };
+		for (size_t j = 0; j < sizeof judged / sizeof judged[0]; j++)
+			assert_false(device_hold_for(fs, judged[j], 0, 5000));
+	}
+}
+
 static void test_file_systems(void **state)
 {
 	(void)state;
@@ -358,6 +393,7 @@ int main(void)
 		cmocka_unit_test(test_judge_queue),
 		cmocka_unit_test(test_sort_table),
 		cmocka_unit_test(test_workers_table),
+		cmocka_unit_test(test_hold_table),
 		cmocka_unit_test(test_file_systems),
 		cmocka_unit_test(test_own_directory),
 		cmocka_unit_test(test_btrfs_block_device),

@@ -596,6 +596,28 @@ static void test_fit_workers(void **state)
 	assert_int_equal(all, 0);
 }
 
+/* With the tree's metadata in memory (made just now, not remounted), the
+ * fitted pool starts no worker on XFS: the walk reads nothing, and there
+ * unlinks at once only contend (device_hold_workers).  Unfitted, the same
+ * tree gets workers (the twin: the count can tell). */
+static void test_warm_holds_workers(void **state)
+{
+	(void)state;
+	NEED_IMAGE();
+	int m = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(m >= 0);
+	make_tree(m, "w1");
+	make_tree(m, "w2");
+	close(m);
+	struct fastrm_rmtree_stats held, free_run;
+	rmtree_image("w1", 8, FASTRM_RMTREE_FIT_WORKERS, false, '0', &held, NULL);
+	rmtree_image("w2", 8, 0, false, '0', &free_run, NULL);
+	printf("warm XFS tree, 8 workers: %u started fitted, %u unfitted\n",
+	       held.workers, free_run.workers);
+	assert_int_equal(held.workers, 1);
+	assert_true(free_run.workers > 1);
+}
+
 static void test_window_hits_and_bounds(void **state)
 {
 	(void)state;
@@ -682,6 +704,7 @@ int main(void)
 		cmocka_unit_test(test_window_hits_and_bounds),
 		cmocka_unit_test(test_sorted_windows),
 		cmocka_unit_test(test_fit_workers),
+		cmocka_unit_test(test_warm_holds_workers),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
