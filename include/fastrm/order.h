@@ -7,7 +7,8 @@
  * it must hand out (every entry exactly once, through the function it is
  * given), the memory budget it shares with the directories above it and
  * how it reports what it holds; and the built-in policies, by name and as
- * a list.  A complete example is examples/order-by-name.c.
+ * a list.  A complete example is order-by-name.c, installed in
+ * share/doc/libfastrm/examples/ (fastrm_order(3)).
  *
  * Errors: calls that can fail return a negative errno value (0 or a count
  * on success) and leave errno alone; a policy's next() and emit functions

@@ -81,8 +81,6 @@ struct device_profile {
 	enum device_reads reads;
 	enum device_queue queue;
 	uint64_t reads0, ms0;    /* the counters at the start */
-	uint64_t reads_seen;     /* reads completed since, when last looked
-	                            (read without the lock) */
 	uint64_t requests0, wait0, busy0; /* ...at the current queue window */
 	long long start;         /* when the measure started (ms) */
 	long long sampled;       /* when they were last looked at (ms) */
@@ -402,7 +400,6 @@ static void sample(struct device_advisor *a, struct device_profile *p)
 	} else if (!device_counters(p->bdev, &c)) {
 		__atomic_store_n(&p->reads, DEVICE_READS_NONE, __ATOMIC_RELAXED);
 	} else {
-		__atomic_store_n(&p->reads_seen, c.reads - p->reads0, __ATOMIC_RELAXED);
 		if (p->reads == DEVICE_READS_UNKNOWN || p->reads == DEVICE_READS_CACHED) {
 			enum device_reads r = device_judge_reads(c.reads - p->reads0,
 			                                         c.read_ms - p->ms0,
@@ -671,24 +668,23 @@ unsigned device_workers(struct device_walk *w, dev_t dev, unsigned cpus)
 	return device_workers_for(p->fs, reads_of(p), queue_of(p), ahead, cpus);
 }
 
-bool device_hold_for(enum device_fs fs, enum device_reads reads, uint64_t seen,
-                     long long elapsed_ms)
+bool device_hold_for(enum device_fs fs, enum device_reads reads)
 {
-	/* XFS and btrfs while the walks read (almost) nothing: they run from
-	 * memory, and unlinks at once contend in the file system (warm
-	 * metadata, three copies of the real tree on a fresh XFS, plain VM:
-	 * one worker 0.87x of GNU rm's time, workers started at once 1.01x;
-	 * doc/results.md, "Warm metadata").  ext4's unlinks in different
-	 * directories do not contend so (0.46x with the workers).  Almost:
-	 * a warm removal still reads now and then (43 reads in 4 s there,
-	 * GNU rm's as many), a cold one at every directory; so reads fewer
-	 * than one per CACHED_GAP_MS, with HOLD_GRACE_MS to spare, hold the
-	 * workers back, and once reads are judged (cold) nothing does. */
+	/* XFS and btrfs until the device's reads are judged: a walk from
+	 * memory is CPU work whose unlinks at once contend in the file
+	 * system (warm metadata, three copies of the real tree on a fresh
+	 * XFS, plain VM: one worker 0.87x of GNU rm's time, workers started
+	 * at once 1.01x; doc/results.md, "Warm metadata").  ext4's unlinks
+	 * in different directories do not contend so (0.46x with the
+	 * workers).  A warm removal still reads a little, and at once (the
+	 * allocation groups' metadata that find -ls does not read: 21 reads
+	 * in its first 20 ms, then a few in 4 s), so no rate tells it from a
+	 * cold one early; MEASURE_READS reads do (a cold walk reads them in
+	 * tens of ms on an SSD, in about 0.6 s on the one-head disk, one
+	 * worker meanwhile), and then device_workers() decides. */
 	if (fs != DEVICE_FS_XFS && fs != DEVICE_FS_BTRFS)
 		return false;
-	if (reads != DEVICE_READS_UNKNOWN && reads != DEVICE_READS_CACHED)
-		return false;
-	return (long long)seen * CACHED_GAP_MS <= elapsed_ms + HOLD_GRACE_MS;
+	return reads == DEVICE_READS_UNKNOWN || reads == DEVICE_READS_CACHED;
 }
 
 bool device_hold_workers(struct device_walk *w, dev_t dev)
@@ -698,9 +694,7 @@ bool device_hold_workers(struct device_walk *w, dev_t dev)
 	if (!p || !p->bdev)
 		return false;
 	sample(w->adv, p);
-	return device_hold_for(p->fs, reads_of(p),
-	                       __atomic_load_n(&p->reads_seen, __ATOMIC_RELAXED),
-	                       now_ms() - p->start);
+	return device_hold_for(p->fs, reads_of(p));
 }
 
 enum device_reads device_measured(struct device_advisor *a, dev_t dev)

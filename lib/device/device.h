@@ -76,13 +76,6 @@
 #define CACHED_MS 500
 #define CACHED_GAP_MS 50
 
-/* The pool holds more workers back on XFS and btrfs while the walks read
- * less than once per CACHED_GAP_MS, counting HOLD_GRACE_MS more
- * (device_hold_workers: two reads in the first 10 ms still hold; a cold
- * walk on the one-head disk, a read every 9-13 ms, lets them go after
- * about 40 ms). */
-#define HOLD_GRACE_MS 100
-
 /* What a device's reads were measured to cost. */
 enum device_reads {
 	DEVICE_READS_UNKNOWN = 0, /* not measured yet */
@@ -214,9 +207,9 @@ bool device_unsorted(struct device_walk *w, int fd, const struct stat *st);
 unsigned device_workers(struct device_walk *w, dev_t dev, unsigned cpus);
 
 /* The pool, before it starts one more worker for a walk on @dev: whether
- * to hold it back.  On XFS and btrfs until the walks are seen to read from
- * the device (their metadata in memory, unlinks at once only contend);
- * elsewhere, or once a read is seen, never.  Looks at the device's
+ * to hold it back.  On XFS and btrfs until the device's reads are judged
+ * (MEASURE_READS of them; while the walks run from memory, never: there
+ * unlinks at once only contend); elsewhere never.  Looks at the device's
  * counters (once per MEASURE_MS at most). */
 bool device_hold_workers(struct device_walk *w, dev_t dev);
 

@@ -30,10 +30,8 @@ bool device_sort_for(enum device_fs fs, enum device_reads reads, bool unsorted,
                      bool large);
 unsigned device_workers_for(enum device_fs fs, enum device_reads reads,
                             enum device_queue queue, bool ahead, unsigned cpus);
-/* ...whether to hold more workers back, @seen reads completed in the
- * @elapsed_ms since the device's measure began */
-bool device_hold_for(enum device_fs fs, enum device_reads reads, uint64_t seen,
-                     long long elapsed_ms);
+/* ...whether to hold more workers back */
+bool device_hold_for(enum device_fs fs, enum device_reads reads);
 /* A file system by statfs's f_type; *@unsorted: gnulib's rule says
  * sorting is wasted on it. */
 enum device_fs device_fs_of(long f_type, bool *unsorted);

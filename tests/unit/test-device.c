@@ -205,9 +205,8 @@ static void test_workers_table(void **state)
 	}
 }
 
-/* Workers held back: on XFS and btrfs while reads are fewer than one per
- * CACHED_GAP_MS (with HOLD_GRACE_MS to spare), and never once reads are
- * judged; never elsewhere. */
+/* Workers held back: on XFS and btrfs until the reads are judged (never
+ * while the walk runs from memory); never elsewhere. */
 static void test_hold_table(void **state)
 {
 	(void)state;
@@ -217,26 +216,12 @@ static void test_hold_table(void **state)
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
 		enum device_fs fs = all[i];
 		bool held = fs == DEVICE_FS_XFS || fs == DEVICE_FS_BTRFS;
-		/* nothing read yet, at the start and later */
-		assert_int_equal(device_hold_for(fs, DEVICE_READS_UNKNOWN, 0, 0), held);
-		assert_int_equal(device_hold_for(fs, DEVICE_READS_UNKNOWN, 0, 5000), held);
-		/* two reads in the first 10 ms: still held */
-		assert_int_equal(device_hold_for(fs, DEVICE_READS_UNKNOWN, 2, 10), held);
-		/* a cold walk: a read every 10 ms, let go by 40 ms */
-		assert_int_equal(device_hold_for(fs, DEVICE_READS_UNKNOWN, 4, 40), false);
-		/* a warm removal's few reads (43 in 4 s): held throughout */
-		assert_int_equal(device_hold_for(fs, DEVICE_READS_CACHED, 43, 4000), held);
-		assert_int_equal(device_hold_for(fs, DEVICE_READS_UNKNOWN,
-		                                 (HOLD_GRACE_MS + 1000) / CACHED_GAP_MS, 1000),
-		                 held);
-		assert_int_equal(device_hold_for(fs, DEVICE_READS_UNKNOWN,
-		                                 (HOLD_GRACE_MS + 1000) / CACHED_GAP_MS + 1, 1000),
-		                 false);
-		/* judged: never held */
+		assert_int_equal(device_hold_for(fs, DEVICE_READS_UNKNOWN), held);
+		assert_int_equal(device_hold_for(fs, DEVICE_READS_CACHED), held);
 		const enum device_reads judged[] = { DEVICE_READS_FAST, DEVICE_READS_MODERATE,
 		                                     DEVICE_READS_SEEK, DEVICE_READS_NONE };
 		for (size_t j = 0; j < sizeof judged / sizeof judged[0]; j++)
-			assert_false(device_hold_for(fs, judged[j], 0, 5000));
+			assert_false(device_hold_for(fs, judged[j]));
 	}
 }
 
