@@ -883,10 +883,10 @@ const struct fastrm_order order_inode = {
 #define DIRENT_BYTES_ESTIMATE 24
 
 /* Inode order where the device advisor says sorting pays on the
- * directory's device: for a large directory, not in memory, on the network
- * or on btrfs, on XFS unless its reads were measured fast; for a small one
- * (estimated under 10,000 entries), only where reads were measured to
- * seek.  A large directory in a global inode order: one pass (a full
+ * directory's device (device_sort): for a large directory, not in memory,
+ * on the network or on btrfs, on XFS unless its reads were measured fast;
+ * for a small one (estimated under 10,000 entries), on ext4, and elsewhere
+ * only where reads were measured to seek.  A large directory in a global inode order: one pass (a full
  * sort) when it fits the budget, passes of a budget's worth of inodes
  * when it does not (doc/benchmarks.md, "auto and the regimes").  A small
  * one sorted whole in a table of its own size (its st_size bounds it;

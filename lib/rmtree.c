@@ -1028,9 +1028,10 @@ static bool refused(struct walk *k, FTSENT *ent)
 
 /* FASTRM_RMTREE_FIT_WORKERS: at each directory a walk enters, the device
  * advisor says how many workers may run at once on its device
- * (device_workers: on ext4 one where reads seek and nothing reads
- * ahead, one per CPU on XFS whose reads are fast; doc/design.md,
- * "The device advisor").
+ * (device_workers: on ext4 and btrfs one where reads seek, are served one
+ * at a time and nothing reads ahead; one per CPU on XFS whose reads are
+ * fast, one on XFS while the walk runs from memory; doc/design.md, "The
+ * device advisor").
  * Past that, the worker waits there, holding its subtree, for one that
  * runs to finish its task or wait.  (Nothing waits on a waiting worker: a
  * directory is removed by whichever worker empties it last.) */

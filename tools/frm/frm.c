@@ -43,6 +43,15 @@
 
 static const char *program_name = "frm";
 
+/* --jobs=N: the most N may be (the library would take up to 256; frm's
+ * measurements went to 64), and auto's workers per CPU and most (see
+ * PARALLEL REMOVAL in frm(1) for what was measured). */
+#define JOBS_MAX 64
+#define AUTO_JOBS_PER_CPU 4
+#define AUTO_JOBS_MAX 16
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
 /* Set by SIGINT, SIGTERM, SIGHUP: stop after the current entry.  The
  * library's workers read it too (fastrm_rmtree's stop): the store is
  * atomic (lock-free for an int, so safe in a signal handler). */
@@ -178,8 +187,8 @@ static void usage(void)
 	fputs("\n"
 "      --memory=SIZE     memory the ordering may use, e.g. 64M (default 8M);\n"
 "                          K, M, G are powers of 1024\n"
-"      --jobs=N          remove with N workers at once (1-64, or auto: the\n"
-"                          default, 4 per CPU, at most 16): subtrees, and\n"
+"      --jobs=N          remove with N workers at once (1-" STR(JOBS_MAX) ", or auto: the\n"
+"                          default, " STR(AUTO_JOBS_PER_CPU) " per CPU, at most " STR(AUTO_JOBS_MAX) "): subtrees, and\n"
 "                          files given as arguments; the same messages, in\n"
 "                          another order; 1: one at a time, in GNU rm's\n"
 "                          order; see PARALLEL REMOVAL in frm(1)\n"
@@ -802,10 +811,7 @@ static const struct option long_options[] = {
 
 /* --jobs=auto, the default: the workers mostly wait on the device, not on
  * the CPU, so AUTO_JOBS_PER_CPU of them per CPU keep a device with a queue
- * busy, up to AUTO_JOBS_MAX (see PARALLEL REMOVAL in frm(1) for what was
- * measured). */
-#define AUTO_JOBS_PER_CPU 4
-#define AUTO_JOBS_MAX 16
+ * busy, up to AUTO_JOBS_MAX. */
 
 static unsigned auto_jobs(void)
 {
@@ -907,7 +913,7 @@ static int bad_order(const char *arg)
 	return EXIT_FAILURE;
 }
 
-/* --jobs=N (1 to 64) or auto.  Returns 0, or -1 if @arg is neither. */
+/* --jobs=N (1 to JOBS_MAX) or auto.  Returns 0, or -1 if @arg is neither. */
 static int parse_jobs(const char *arg, unsigned *jobs, bool *is_auto)
 {
 	*is_auto = strcmp(arg, "auto") == 0;
@@ -918,7 +924,7 @@ static int parse_jobs(const char *arg, unsigned *jobs, bool *is_auto)
 	char *end;
 	errno = 0;
 	unsigned long n = strtoul(arg, &end, 10);
-	if (errno || end == arg || *end || n < 1 || n > 64 || arg[0] == '-' ||
+	if (errno || end == arg || *end || n < 1 || n > JOBS_MAX || arg[0] == '-' ||
 	    arg[0] == '+')
 		return -1;
 	*jobs = (unsigned)n;
@@ -1012,7 +1018,7 @@ static int parse_options(int argc, char **argv, struct rm_options *x,
 			break;
 		case OPT_JOBS:
 			if (parse_jobs(optarg, &x->jobs, &x->jobs_auto) < 0) {
-				error_msg(0, "invalid number of jobs %s (1 to 64, or auto)",
+				error_msg(0, "invalid number of jobs %s (1 to " STR(JOBS_MAX) ", or auto)",
 				          quote_always(0, optarg));
 				try_help();
 				return EXIT_FAILURE;
