@@ -71,6 +71,11 @@
 /* Paths given that are not directories, removed at once at most. */
 #define GROUP_MAX 64
 
+/* A regular file given of this size or more may take long to unlink (a
+ * huge sparse file frees every extent in its unlink): two or more such in
+ * a group start workers at once, one per file. */
+#define HEAVY_FILE (64LL << 20)
+
 /* Tasks alive (queued, running, or waiting for their subtrees) per worker. */
 #define MAX_TASKS_PER_WORKER 4
 
@@ -1131,9 +1136,11 @@ static void run_task(struct worker *w, struct task *t)
  * starts, as with GNU rm: later paths may be inside it, earlier ones may
  * be what it holds), or a run of up to GROUP_MAX other files, all
  * different files, removed at once.  With the lock.  false: none left,
- * or no memory (then P->fatal is set). */
-static bool feed(struct pool *P)
+ * or no memory (then P->fatal is set).  *@heavy: the HEAVY_FILE files of
+ * the group. */
+static bool feed(struct pool *P, unsigned *heavy)
 {
+	*heavy = 0;
 	dev_t dev[GROUP_MAX];
 	ino_t ino[GROUP_MAX];
 	unsigned n = 0;
@@ -1148,6 +1155,7 @@ static bool feed(struct pool *P)
 				again = dev[i] == sb.st_dev && ino[i] == sb.st_ino;
 			if (n > 0 && (dir || again))
 				break; /* it starts the next group */
+			*heavy += S_ISREG(sb.st_mode) && sb.st_size >= HEAVY_FILE;
 			dev[n] = sb.st_dev;
 			ino[n] = sb.st_ino;
 		} else if (n > 0) {
@@ -1185,8 +1193,16 @@ static void *work(void *arg)
 	for (;;) {
 		ADD(P->idle, 1);
 		while (!P->head && !P->done) {
-			if (P->idle == P->threads && !ended(P) && feed(P))
+			unsigned heavy;
+			if (P->idle == P->threads && !ended(P) && feed(P, &heavy)) {
+				/* huge files given: one worker each, now (their
+				 * unlinks take long, and run at once) */
+				if (heavy > 1)
+					__atomic_store_n(&P->may_spawn, true, __ATOMIC_RELAXED);
+				for (unsigned i = 1; i < heavy; i++)
+					spawn(P, false);
 				continue;
+			}
 			if (P->idle == P->threads || ended(P)) {
 				/* nothing queued, nobody at work: all is done */
 				P->done = true;

@@ -277,6 +277,36 @@ static void test_rmtree_starts_on_demand(void **state)
 	assert_int_equal(rmtree(path, 8, 0, &st), 0);
 	assert_int_equal(threads_started, 0);
 
+	/* four small files given at once: no worker; four huge (sparse) ones:
+	 * one worker each, at once (their unlinks may take long) */
+	char *files[5];
+	for (int big = 0; big < 2; big++) {
+		for (int i = 0; i < 4; i++) {
+			char name[32];
+			snprintf(name, sizeof name, "file%d", i);
+			int f = openat(fd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+			assert_true(f >= 0);
+			if (big)
+				assert_int_equal(ftruncate(f, 64LL << 20), 0);
+			close(f);
+			assert_true(asprintf(&files[i], "%s/%s", top, name) > 0);
+		}
+		files[4] = NULL;
+		struct fastrm_rmtree_opts o = { 0 };
+		o.size = sizeof o;
+		o.workers = 8;
+		count_from_now();
+		assert_int_equal(fastrm_rmtree(files, &o, &st), 0);
+		count_stop();
+		printf("four %s files given: %ld threads started\n", big ? "huge" : "small",
+		       threads_started);
+		assert_int_equal(threads_started, big ? 3 : 0);
+		for (int i = 0; i < 4; i++) {
+			assert_int_equal(lstat(files[i], &sb), -1);
+			free(files[i]);
+		}
+	}
+
 	/* every directory shared: workers start (at most 3 more) */
 	snprintf(path, sizeof path, "%.4200s/tree", top);
 	make_tree(path, 8);
