@@ -13,7 +13,8 @@
  * fts_accpath, the name, works at any depth); with FTS_CWDFD fts_accpath
  * is relative to fts_cwd_fd, with FTS_NOCHDIR it is the full fts_path.
  *
- * Errors: the fts calls keep fts's convention (NULL or -1, errno set);
+ * Errors: the fts calls keep fts's convention (NULL or -1, errno set;
+ * fastrm_fts_set returns 1, as gnulib's);
  * every other fastrm_* call returns 0 (or a count) on success and a
  * negative errno value on failure, and leaves errno alone.
  *
@@ -24,7 +25,12 @@
  * time.  None of these calls may be made from a signal handler.
  *
  * The ordering policies (the order in which each directory is visited)
- * are in <fastrm/order.h>, included here.
+ * are in <fastrm/order.h>, included here (and, through it, the version
+ * macros of <fastrm/version.h>).
+ *
+ * Cost: a stream asks only the file system's type (one fstatfs per
+ * device), as gnulib's fts does; it opens nothing in /sys or /dev and
+ * starts no thread, unless it is opened with FASTRM_FTS_DEVICE.
  */
 #ifndef FASTRM_FTS_H
 #define FASTRM_FTS_H
