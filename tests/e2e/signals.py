@@ -24,15 +24,23 @@ from e2e_common import frm_env, test_dir
 FRM = os.path.abspath(sys.argv[1])
 FAULT = os.path.abspath(sys.argv[2])
 passed = failed = 0
+
+
+def make_tree(top, dirs, files):
+    """top/t: @dirs directories of @files empty files each."""
+    t = os.path.join(top, "t")
+    os.mkdir(t)
+    for i in range(dirs):
+        d = os.path.join(t, "d%03d" % i)
+        os.mkdir(d)
+        for j in range(files):
+            open(os.path.join(d, "f%03d" % j), "w").close()
+    return t
+
+
 for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
     with test_dir() as top:
-        t = os.path.join(top, "t")
-        os.mkdir(t)
-        for i in range(300):
-            d = os.path.join(t, "d%03d" % i)
-            os.mkdir(d)
-            for j in range(300):
-                open(os.path.join(d, "f%03d" % j), "w").close()
+        t = make_tree(top, 300, 300)
         p = subprocess.Popen(["frm", "-r", "t"], executable=FRM, cwd=top,
                              stderr=subprocess.PIPE,
                              env=frm_env(FAULT,
@@ -52,20 +60,9 @@ for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
 
 # Ignored when it started: nohup (SIGHUP), and a background job of a
 # non-interactive shell (sh ignores SIGINT and SIGQUIT for it).
-def small_tree(top):
-    t = os.path.join(top, "t")
-    os.mkdir(t)
-    for i in range(20):
-        d = os.path.join(t, "d%02d" % i)
-        os.mkdir(d)
-        for j in range(50):
-            open(os.path.join(d, "f%02d" % j), "w").close()
-    return t
-
-
 for how, sig in (("nohup", signal.SIGHUP), ("background job", signal.SIGINT)):
     with test_dir() as top:
-        t = small_tree(top)
+        t = make_tree(top, 20, 50)
         env = frm_env(FAULT, FASTRM_FAULT="unlinkat:DELAY:f:0:1000")
         if how == "nohup":
             p = subprocess.Popen(["nohup", FRM, "-rf", "t"], cwd=top, env=env,
@@ -92,13 +89,7 @@ for how, sig in (("nohup", signal.SIGHUP), ("background job", signal.SIGINT)):
 # SIGPIPE: stdout, stderr or both are pipes whose reader has gone.
 for which in ("stdout", "stderr", "both"):
     with test_dir() as top:
-        t = os.path.join(top, "t")
-        os.mkdir(t)
-        for i in range(50):
-            d = os.path.join(t, "d%02d" % i)
-            os.mkdir(d)
-            for j in range(20):
-                open(os.path.join(d, "f%02d" % j), "w").close()
+        t = make_tree(top, 50, 20)
         open(os.path.join(top, "sentinel"), "w").close()
         r, w = os.pipe()
         os.close(r)                      # nobody will ever read
