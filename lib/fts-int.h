@@ -25,4 +25,11 @@ struct device_walk;
  * for every walk it makes, on the pool's advisor. */
 void fts_share_device(FTS *sp, struct device_walk *dw);
 
+/* Let @sp visit each small batch's subdirectories after its other entries
+ * (their order among themselves kept), where its policy hands entries out
+ * in directory order: a removal's walk then frees a directory's files
+ * before it descends.  The order of visits is no longer fts(3)'s: the
+ * removal pool's, where several workers make it another anyway. */
+void fts_dirs_last(FTS *sp);
+
 #endif

@@ -123,6 +123,7 @@ struct stream {
 	struct device_walk dw_own; /* the device advisor's walk state... */
 	struct device_walk *dw;    /* ...this one, or fts_share_device's */
 	bool no_advisor;           /* dw_own's advisor could not be made */
+	bool dirs_last;            /* fts_dirs_last() */
 };
 
 #define ST(sp) ((struct stream *)(void *)(sp))
@@ -202,6 +203,40 @@ static void batch_reclaim(struct batch *b, FTSENT *next)
 		b->chunks = c->next;
 		free(c);
 	}
+}
+
+/* fts_dirs_last(): move the subdirectories of small batch @b (each entry
+ * in a chunk of its own, in the order they were made) after its other
+ * entries, in the same order among themselves; the chunks follow, so that
+ * batch_reclaim() still frees them as the walk passes them.  The files
+ * then go before the walk descends, and a deep path of small directories
+ * holds one entry a level, whatever the order the directory gave. */
+static void batch_dirs_last(struct batch *b)
+{
+	if (b->n < 2 || b->n != b->made || b->made > SMALL_BATCH)
+		return;
+	FTSENT *files = NULL, **ft = &files, *dirs = NULL, **dt = &dirs;
+	for (FTSENT *p = b->head; p; p = p->fts_link) {
+		FTSENT ***t = S_ISDIR(p->fts_statp->st_mode) ? &dt : &ft;
+		**t = p;
+		*t = &p->fts_link;
+	}
+	*dt = NULL;
+	*ft = dirs;
+	b->head = files;
+	struct chunk *last = NULL;
+	for (FTSENT *p = b->head; p; p = p->fts_link) {
+		struct chunk *c = (struct chunk *)(void *)((char *)p -
+		                                           offsetof(struct chunk, data));
+		if (last)
+			last->next = c;
+		else
+			b->chunks = c;
+		last = c;
+		b->tail = p;
+	}
+	last->next = NULL;
+	b->last = last;
 }
 
 /* The size an entry of @namelen takes in a chunk. */
@@ -867,6 +902,8 @@ static enum build_result build(struct stream *st, struct level *L, size_t cap)
 	}
 	if (compar)
 		batch_arrange(st, &L->batch);
+	else if (st->dirs_last && !L->src.sorted)
+		batch_dirs_last(&L->batch);
 	return BUILD_OK;
 }
 
@@ -1375,6 +1412,11 @@ void fts_share_budget(FTS *sp, size_t *held)
 void fts_share_device(FTS *sp, struct device_walk *dw)
 {
 	ST(sp)->dw = dw;
+}
+
+void fts_dirs_last(FTS *sp)
+{
+	ST(sp)->dirs_last = true;
 }
 
 FASTRM_EXPORT int fastrm_fts_set_memory_budget(FTS *sp, size_t bytes)

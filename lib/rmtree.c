@@ -1095,6 +1095,12 @@ static void run_task(struct worker *w, struct task *t)
 		fastrm_fts_set_memory_budget(k.fts, P->budget);
 		fts_share_budget(k.fts, &P->held);
 		fts_share_device(k.fts, &w->dw);
+		/* with workers the order of removals is not the serial one
+		 * anyway: a directory's files go before its subdirectories,
+		 * so that a deep path holds one entry a level (one worker, or
+		 * prompts: the serial order, GNU rm's) */
+		if (P->nworkers > 1 && !P->o->ask)
+			fts_dirs_last(k.fts);
 		FTSENT *ent = NULL;
 		while (!ended(P) && (ent = fastrm_fts_read(k.fts)) != NULL) {
 			if (ent->fts_level == FTS_ROOTLEVEL && !k.root_seen &&

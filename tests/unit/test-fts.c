@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include <fastrm/fts.h>
 
 #include "fixture.h"
+#include "fts-int.h"
 
 static char *dir;
 static const struct fastrm_order order_dummy = { "dummy", NULL, NULL };
@@ -594,9 +596,81 @@ static void test_policy_leftovers_stay_home(void **state)
 	fx_cleanup(d);
 }
 
+/* fts_dirs_last(): in every directory of a walk in directory order, the
+ * subdirectories come after every other entry, and nothing is lost; a
+ * walk without it visits them mixed (the twin: the check can fail). */
+static long dirs_last_walk(const char *root, bool dirs_last, long *mixed)
+{
+	char *argv[] = { (char *)root, NULL };
+	FTS *fts = fastrm_fts_open(argv, FTS_PHYSICAL | FTS_CWDFD | FTS_NOSTAT, NULL);
+	assert_non_null(fts);
+	assert_int_equal(fastrm_fts_set_order(fts, fastrm_order_by_name("directory")), 0);
+	if (dirs_last)
+		fts_dirs_last(fts);
+	/* per level of the path: a subdirectory was seen in this directory */
+	bool seen_dir[8] = { false };
+	long n = 0;
+	*mixed = 0;
+	FTSENT *p;
+	while ((p = fastrm_fts_read(fts)) != NULL) {
+		if (p->fts_info == FTS_DP)
+			continue;
+		n++;
+		assert_true(p->fts_level < 8);
+		if (p->fts_info == FTS_D) {
+			seen_dir[p->fts_level] = true;
+			if (p->fts_level + 1 < 8)
+				seen_dir[p->fts_level + 1] = false;
+		} else if (seen_dir[p->fts_level]) {
+			(*mixed)++; /* a file after a subdirectory, same directory */
+		}
+	}
+	assert_int_equal(errno, 0);
+	fastrm_fts_close(fts);
+	return n;
+}
+
+static void test_dirs_last(void **state)
+{
+	(void)state;
+	char *d = fx_mkdtemp();
+	int fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	/* directories and files made in turn, at two levels */
+	assert_int_equal(mkdirat(fd, "r", 0700), 0);
+	for (int i = 0; i < 6; i++) {
+		char name[64];
+		snprintf(name, sizeof name, "r/f%d", i);
+		fx_write_file(fd, name, "x");
+		snprintf(name, sizeof name, "r/d%d", i);
+		assert_int_equal(mkdirat(fd, name, 0700), 0);
+		for (int j = 0; j < 3; j++) {
+			char sub[96];
+			snprintf(sub, sizeof sub, "%s/g%d", name, j);
+			fx_write_file(fd, sub, "y");
+			snprintf(sub, sizeof sub, "%s/e%d", name, j);
+			assert_int_equal(mkdirat(fd, sub, 0700), 0);
+		}
+	}
+	close(fd);
+	char root[4200];
+	snprintf(root, sizeof root, "%.4000s/r", d);
+	long mixed_plain, mixed_last;
+	long plain = dirs_last_walk(root, false, &mixed_plain);
+	long last = dirs_last_walk(root, true, &mixed_last);
+	printf("%ld entries: files after a subdirectory %ld times in directory "
+	       "order, %ld with fts_dirs_last\n", plain, mixed_plain, mixed_last);
+	assert_int_equal(plain, 1 + 6 + 6 + 6 * 6);
+	assert_int_equal(last, plain);
+	assert_int_equal(mixed_last, 0);
+	assert_true(mixed_plain > 0);
+	fx_cleanup(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_dirs_last),
 		cmocka_unit_test(test_physical),
 		cmocka_unit_test(test_logical),
 		cmocka_unit_test(test_nostat),
