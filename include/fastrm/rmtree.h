@@ -93,8 +93,10 @@ enum fastrm_rmtree_answer {
  *  measured, say more would only hurt: one on ext4 and btrfs where reads
  *  seek, the device was seen serving them one at a time, and nothing reads
  *  ahead for the walks (no privilege for it), one per CPU on XFS whose
- *  reads are fast, one on XFS while the walks read nothing (the metadata
- *  is cached) (frm --jobs=auto; fastrm_rmtree(3)). */
+ *  reads are fast, one on btrfs whose reads are fast, one on XFS while the
+ *  walks read nothing (the metadata is cached); and on XFS and btrfs none
+ *  starts until the device's reads are judged (frm --jobs=auto;
+ *  fastrm_rmtree(3)). */
 #define FASTRM_RMTREE_FIT_WORKERS 0x2
 /** Since 0.4: remove the root directory too when it is given (by any
  *  path: "/", "/../", a symlink to it with a trailing slash); by default
