@@ -112,7 +112,9 @@ enum fastrm_rmtree_answer {
  *  set @size to sizeof (struct fastrm_rmtree_opts). */
 struct fastrm_rmtree_opts {
 	size_t size;
-	/** Worker threads (0 or 1: the calling thread alone).  Fewer run when
+	/** Worker threads at most (0 or 1: the calling thread alone).  They
+	 *  start on demand: none before the removal has run 1 ms and has a
+	 *  subtree to hand over (fastrm_rmtree(3), Workers).  Fewer run when
 	 *  the limit on open files (RLIMIT_NOFILE) could not hold their fds. */
 	unsigned workers;
 	/** Ordering policy of every directory (NULL: "auto"). */
