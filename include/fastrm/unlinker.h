@@ -3,6 +3,10 @@
  * libfastrm's unlinker: unlinkat() calls carried out by worker
  * threads, their results handed back in the order they were submitted.
  *
+ * Deprecated since 0.4: nothing in libfastrm or frm uses it; it stays, as
+ * documented, in the ABI node FASTRM_0.2 of libfastrm.so.0 and goes with
+ * the next soname.  New programs use fastrm_rmtree() (<fastrm/rmtree.h>).
+ *
  * One thread unlinking in one huge directory waits on the disk for much of
  * the time, and the kernel frees each inode after it has dropped the
  * directory's lock; a few threads overlap that work.  The caller (one
