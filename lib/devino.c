@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "devino.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -29,7 +30,7 @@ static int grow(struct devino_set *s)
 	size_t cap = s->slot ? (s->mask + 1) * 2 : 16;
 	struct devino_slot *n = calloc(cap, sizeof *n);
 	if (!n)
-		return -1;
+		return -ENOMEM;
 	for (size_t i = 0; s->slot && i <= s->mask; i++) {
 		struct devino_slot *o = &s->slot[i];
 		if (!o->val)
@@ -50,8 +51,9 @@ void *devino_insert(struct devino_set *s, dev_t dev, ino_t ino, void *val,
 {
 	*failed = 0;
 	if (!s->slot || (s->count + 1) * 4 > (s->mask + 1) * 3) {
-		if (grow(s) < 0) {
-			*failed = 1;
+		int rc = grow(s);
+		if (rc < 0) {
+			*failed = rc;
 			return NULL;
 		}
 	}

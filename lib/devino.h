@@ -24,7 +24,7 @@ void devino_init(struct devino_set *s);
 void devino_fini(struct devino_set *s);
 /* Insert (dev, ino) -> val.  If the pair is present, returns its value and
  * inserts nothing; returns NULL after inserting; on allocation failure
- * returns NULL with *failed set. */
+ * returns NULL with *failed set to -ENOMEM (else 0). */
 void *devino_insert(struct devino_set *s, dev_t dev, ino_t ino, void *val,
                     int *failed);
 /* Remove the pair if its value is @val. */

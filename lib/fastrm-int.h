@@ -3,6 +3,14 @@
 #ifndef FASTRM_INT_H
 #define FASTRM_INT_H
 
+/* Errors inside the library: a function that can fail returns 0 (or a
+ * count, or a pointer) on success and a negative errno value on failure
+ * (a pointer: NULL, with the negative errno in an out-parameter), and
+ * leaves errno alone; system calls keep their -1/errno and are converted
+ * where they are called.  At the edges: the fts calls keep fts's own
+ * convention (NULL, -1 or 1 with errno set), and the failed callback of
+ * fastrm_rmtree() receives a positive errno value, as errno holds it. */
+
 /* Marks a definition that belongs to the public ABI; everything else is
  * hidden (-fvisibility=hidden and the version script libfastrm.sym). */
 #define FASTRM_EXPORT __attribute__((visibility("default")))

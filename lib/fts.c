@@ -684,7 +684,7 @@ static int enter_dir(struct stream *st, FTSENT *p, int fd)
 			              p->fts_statp->st_ino, p);
 		if (fd >= 0)
 			close(fd);
-		errno = ENOMEM;
+		errno = failed ? -failed : ENOMEM;
 		return -1;
 	}
 	if (seen) {

@@ -281,11 +281,12 @@ static enum fastrm_rmtree_answer ask(struct pool *P,
 	return (enum fastrm_rmtree_answer)a;
 }
 
+/* The removal cannot go on: @err, a negative errno value, ends it. */
 static void report_fatal(struct pool *P, int err)
 {
 	pthread_mutex_lock(&P->lock);
 	if (!P->fatal)
-		STORE(P->fatal, -err);
+		STORE(P->fatal, err);
 	pthread_cond_broadcast(&P->work);
 	pthread_mutex_unlock(&P->lock);
 }
@@ -373,7 +374,7 @@ static struct node *node_of(struct pool *P, struct task *t, FTSENT *ent,
 /* Open the directory that holds node @n's directory, again from its
  * task's root, each step with O_NOFOLLOW, and check it is the one
  * recorded.  Returns 0 with *@fd (AT_FDCWD, or an fd to close) and *@last
- * (@n's name in it), or an errno value. */
+ * (@n's name in it), or a negative errno value. */
 static int reach_parent(const struct node *n, int *fd, const char **last)
 {
 	const struct task *t = n->task;
@@ -383,13 +384,13 @@ static int reach_parent(const struct node *n, int *fd, const char **last)
 		*last = t->name;
 		*fd = t->base->fd == AT_FDCWD ? AT_FDCWD
 		                              : fcntl(t->base->fd, F_DUPFD_CLOEXEC, 0);
-		return *fd == -1 ? errno : 0;
+		return *fd == -1 ? -errno : 0;
 	}
 	/* the root, as the task opened it */
 	int d = openat(t->base->fd, t->name,
 	               O_RDONLY | O_DIRECTORY | O_CLOEXEC | (t->up ? O_NOFOLLOW : 0));
 	if (d < 0)
-		return errno;
+		return -errno;
 	const char *p = n->rel + t->root_len;
 	while (*p == '/')
 		p++;
@@ -399,12 +400,12 @@ static int reach_parent(const struct node *n, int *fd, const char **last)
 		char comp[NAME_MAX + 1];
 		if (len > NAME_MAX) {
 			close(d);
-			return ENAMETOOLONG;
+			return -ENAMETOOLONG;
 		}
 		memcpy(comp, p, len);
 		comp[len] = '\0';
 		int next = openat(d, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		int err = errno;
+		int err = -errno;
 		close(d);
 		if (next < 0)
 			return err;
@@ -416,7 +417,7 @@ static int reach_parent(const struct node *n, int *fd, const char **last)
 	struct stat sb;
 	if (fstat(d, &sb) < 0 || sb.st_dev != n->pdev || sb.st_ino != n->pino) {
 		close(d);
-		return ENOENT; /* moved or replaced meanwhile */
+		return -ENOENT; /* moved or replaced meanwhile */
 	}
 	*fd = d;
 	*last = slash + 1;
@@ -475,7 +476,7 @@ static enum outcome remove_node(struct pool *P, struct node *n)
 {
 	const char *name = NULL;
 	int fd = -1;
-	int err = reach_parent(n, &fd, &name);
+	int err = -reach_parent(n, &fd, &name); /* the callbacks' positive errno */
 	bool again = n->root && n->task->again; /* the second time */
 	struct fastrm_rmtree_entry e;
 	entry_of(&e, n->path, fd, name ? name : n->rel, &n->st, n->level, true);
@@ -1089,7 +1090,7 @@ static void run_task(struct worker *w, struct task *t)
 
 	k.fts = fts_open_at(t->base->fd, argv, options, NULL);
 	if (!k.fts) {
-		report_fatal(P, errno ? errno : ENOMEM);
+		report_fatal(P, errno ? -errno : -ENOMEM);
 	} else {
 		(void)fastrm_fts_set_order(k.fts, P->order); /* checked at the start */
 		fastrm_fts_set_memory_budget(k.fts, P->budget);
@@ -1124,7 +1125,7 @@ static void run_task(struct worker *w, struct task *t)
 			/* the walk cannot go on: as GNU rm after "fts_read
 			 * failed", the whole removal ends (the return value
 			 * says why) */
-			report_fatal(P, errno);
+			report_fatal(P, -errno);
 		}
 		fastrm_fts_close(k.fts);
 	}
