@@ -190,7 +190,7 @@ static int sandboxed(const char *top)
 	}
 	char root[4200];
 	snprintf(root, sizeof root, "%.4000s/root", top);
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+	if (mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) != 0 ||
 	    mkdir(root, 0755) != 0 ||
 	    mount("fastrm-test", root, "tmpfs", 0, "size=16m") != 0 ||
 	    chroot(root) != 0 || chdir("/") != 0) {
