@@ -6,11 +6,13 @@
  * A profile is made at the first directory of a device that a walk or a
  * pool reads, and kept for the advisor's life (at most MAX_PROFILES
  * devices; others get no advice: no read-ahead, no fitting, sorting where
- * it is sorted today).  Making one costs a fstatfs, a lookup in sysfs
- * (and, for a device sysfs does not name, such as btrfs's anonymous
- * ones, in /proc/self/fdinfo and mountinfo), and for ext4 an attempt to
- * open the block device; everything after is a pointer compare per
- * directory.
+ * it is sorted today).  Making one costs a fstatfs, and for an advisor
+ * of DEVICE_ADVISE_ALL (the removal pool's, a stream's opened with
+ * FASTRM_FTS_DEVICE) a lookup in sysfs (and, for a device sysfs does not
+ * name, such as btrfs's anonymous ones, in /proc/self/fdinfo and
+ * mountinfo), and for ext4 an attempt to open the block device; a plain
+ * stream's advisor (DEVICE_ADVISE_FS) stops at the fstatfs.  Everything
+ * after is a pointer compare per directory.
  *
  * The measure: the block device's own counters of completed reads and of
  * the milliseconds spent on them (sysfs stat: fields 1 and 4), read at
