@@ -612,7 +612,7 @@ static void *work(void *arg);
  * queued already (one more per directory entered), within the number
  * asked (or, fitted, allowed to run at once), and not while the device
  * advisor holds them (@hold: device_hold_workers()). */
-static bool spawn_room(const struct pool *P, bool hold)
+static bool spawn_room(struct pool *P, bool hold)
 {
 	if (hold)
 		return false;
@@ -630,11 +630,11 @@ static bool spawn_room(const struct pool *P, bool hold)
 	               (now.tv_nsec - P->start.tv_nsec) / 1000;
 	if (us < SPAWN_AFTER_US)
 		return false;
-	__atomic_store_n((bool *)&P->may_spawn, true, __ATOMIC_RELAXED);
+	__atomic_store_n(&P->may_spawn, true, __ATOMIC_RELAXED);
 	return true;
 }
 
-static bool spawn_wanted(const struct pool *P, bool hold)
+static bool spawn_wanted(struct pool *P, bool hold)
 {
 	return LOAD(P->nqueued) == 0 && spawn_room(P, hold);
 }
@@ -657,7 +657,7 @@ static void spawn(struct pool *P, bool hold)
 }
 
 /* Is there a worker to take more work (@hold: spawn_room())? */
-static bool wanted(const struct pool *P, bool hold)
+static bool wanted(struct pool *P, bool hold)
 {
 	if (P->o->flags & FASTRM_RMTREE_SHARE_ALL)
 		return true;

@@ -333,17 +333,22 @@ static struct device_profile *find(struct device_advisor *a, dev_t dev)
 	return NULL;
 }
 
+/* The profile of @dev if the advisor has made one (the walk's last
+ * first), else NULL. */
+static struct device_profile *known(struct device_walk *w, dev_t dev)
+{
+	if (w->last && w->last->dev == dev)
+		return w->last;
+	return w->adv ? find(w->adv, dev) : NULL;
+}
+
 /* The profile of the device of directory @fd (stat @st), made on first
  * need; NULL without an advisor or room. */
 static struct device_profile *profile(struct device_walk *w, int fd,
                                       const struct stat *st)
 {
-	if (w->last && w->last->dev == st->st_dev)
-		return w->last;
-	if (!w->adv)
-		return NULL;
-	struct device_profile *p = find(w->adv, st->st_dev);
-	if (!p) {
+	struct device_profile *p = known(w, st->st_dev);
+	if (!p && w->adv) {
 		pthread_mutex_lock(&w->adv->lock);
 		p = find(w->adv, st->st_dev);
 		if (!p)
@@ -665,8 +670,7 @@ bool device_unsorted(struct device_walk *w, int fd, const struct stat *st)
 
 unsigned device_workers(struct device_walk *w, dev_t dev, unsigned cpus)
 {
-	struct device_profile *p = w->last && w->last->dev == dev ? w->last
-	                           : w->adv ? find(w->adv, dev) : NULL;
+	struct device_profile *p = known(w, dev);
 	if (!p)
 		return 0;
 	/* what reads ahead for the walks: ext4's blocks need the device
@@ -698,8 +702,7 @@ bool device_hold_for(enum device_fs fs, enum device_reads reads)
 
 bool device_hold_workers(struct device_walk *w, dev_t dev)
 {
-	struct device_profile *p = w->last && w->last->dev == dev ? w->last
-	                           : w->adv ? find(w->adv, dev) : NULL;
+	struct device_profile *p = known(w, dev);
 	if (!p || !p->bdev)
 		return false;
 	sample(w->adv, p);
