@@ -108,7 +108,9 @@ static char given_away;
 #define GIVEN_AWAY ((void *)&given_away)
 
 struct base {
-	int fd;                /* AT_FDCWD, or a copy owned here */
+	int fd;                /* the caller's (AT_FDCWD or fastrm_rmtreeat's
+	                          dirfd: borrowed), or a copy owned here */
+	bool borrowed;         /* fd is the caller's: never closed here */
 	unsigned refs;
 };
 
@@ -170,6 +172,7 @@ struct pool {
 	unsigned running;      /* workers in a task and not waiting (fitted) */
 	pthread_cond_t slot;   /* running fell below fitted */
 	char *const *next_arg; /* paths given not yet queued */
+	int dirfd;             /* what they are relative to (AT_FDCWD) */
 	bool root_known;       /* root_dev, root_ino: the root directory's */
 	dev_t root_dev;
 	ino_t root_ino;
@@ -298,7 +301,7 @@ static void base_put(struct pool *P, struct base *b)
 	/* with the lock */
 	if (--b->refs > 0)
 		return;
-	if (b->fd >= 0) {
+	if (!b->borrowed && b->fd >= 0) {
 		close(b->fd);
 		P->nbases--;
 	}
@@ -688,7 +691,7 @@ static struct task *new_task(struct walk *k, FTSENT *dir, bool hold)
 	if (!n->children) {
 		if (P->nbases >= P->max_bases)
 			return NULL;
-		struct base *b = malloc(sizeof *b);
+		struct base *b = calloc(1, sizeof *b);
 		int fd = b ? fcntl(k->fts->fts_cwd_fd, F_DUPFD_CLOEXEC, 0) : -1;
 		if (fd < 0) {
 			free(b);
@@ -1154,7 +1157,8 @@ static bool feed(struct pool *P, unsigned *heavy)
 	while (*P->next_arg && n < GROUP_MAX) {
 		const char *a = *P->next_arg;
 		struct stat sb;
-		bool dir = false, known = lstat(a, &sb) == 0;
+		bool dir = false,
+		     known = fstatat(P->dirfd, a, &sb, AT_SYMLINK_NOFOLLOW) == 0;
 		if (known) {
 			dir = S_ISDIR(sb.st_mode);
 			bool again = false;
@@ -1178,7 +1182,8 @@ static bool feed(struct pool *P, unsigned *heavy)
 			STORE(P->fatal, -ENOMEM);
 			return false;
 		}
-		b->fd = AT_FDCWD;
+		b->fd = P->dirfd;
+		b->borrowed = true;
 		b->refs = 1;
 		t->base = b;
 		t->refs = 1;
@@ -1263,6 +1268,15 @@ FASTRM_EXPORT int fastrm_rmtree(char *const *paths,
                                 const struct fastrm_rmtree_opts *opts,
                                 struct fastrm_rmtree_stats *stats)
 {
+	return fastrm_rmtreeat(AT_FDCWD, paths, opts, stats);
+}
+
+FASTRM_EXPORT int fastrm_rmtreeat(int dirfd, char *const *paths,
+                                  const struct fastrm_rmtree_opts *opts,
+                                  struct fastrm_rmtree_stats *stats)
+{
+	if (dirfd < 0 && dirfd != AT_FDCWD)
+		return -EBADF;
 	if (!paths || !opts || opts->size < sizeof *opts ||
 	    (opts->flags & ~(FASTRM_RMTREE_XDEV | FASTRM_RMTREE_FIT_WORKERS |
 	                     FASTRM_RMTREE_NO_PRESERVE_ROOT | FASTRM_RMTREE_ALLOW_DOTS |
@@ -1288,10 +1302,11 @@ FASTRM_EXPORT int fastrm_rmtree(char *const *paths,
 	P.max_tasks = MAX_TASKS_PER_WORKER * P.nworkers;
 	P.max_bases = MAX_BASES_PER_WORKER * P.nworkers;
 
-	/* The paths given become tasks, relative to the working directory,
-	 * group after group (feed()). */
+	/* The paths given become tasks, relative to @dirfd, group after
+	 * group (feed()). */
 	int rc = 0;
 	P.next_arg = paths;
+	P.dirfd = dirfd;
 	unsigned nw = P.nworkers;
 	struct worker *w = calloc(nw, sizeof *w);
 	P.tid = calloc(nw, sizeof *P.tid);
@@ -1316,7 +1331,8 @@ FASTRM_EXPORT int fastrm_rmtree(char *const *paths,
 		P.cpus = (unsigned)CPU_COUNT(&set);
 	if (opts->flags & (FASTRM_RMTREE_READS_SEEK | FASTRM_RMTREE_READS_FAST)) {
 		/* tests: the first path's device taken as measured */
-		int fd = paths[0] ? open(paths[0], O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+		int fd = paths[0] ? openat(dirfd, paths[0], O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+		                  : -1;
 		struct stat first;
 		if (fd >= 0 && fstat(fd, &first) == 0)
 			device_assume(P.adv, fd, first.st_dev,

@@ -171,6 +171,19 @@ struct fastrm_rmtree_stats {
 int fastrm_rmtree(char *const *paths, const struct fastrm_rmtree_opts *opts,
                   struct fastrm_rmtree_stats *stats);
 
+/** Since 0.5: fastrm_rmtree() with the relative paths of @paths taken
+ *  relative to the directory open as @dirfd (AT_FDCWD: the working
+ *  directory), as unlinkat() takes them; absolute paths as they are.
+ *  @dirfd is the caller's: it is used, never closed, and must stay open
+ *  until the call returns.  To empty a directory held open as @dirfd,
+ *  give "." with FASTRM_RMTREE_ALLOW_DOTS: what it holds is removed, and
+ *  the rmdir of "." itself fails with EINVAL (reported through @failed,
+ *  level 0; return 0 there to ignore it).  Returns as fastrm_rmtree(),
+ *  or -EBADF when @dirfd is negative and not AT_FDCWD. */
+int fastrm_rmtreeat(int dirfd, char *const *paths,
+                    const struct fastrm_rmtree_opts *opts,
+                    struct fastrm_rmtree_stats *stats);
+
 #ifdef __cplusplus
 }
 #endif

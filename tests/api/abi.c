@@ -45,6 +45,9 @@ FN(fastrm_unlinker_pending, size_t (*)(const struct fastrm_unlinker *));
 FN(fastrm_unlinker_free, void (*)(struct fastrm_unlinker *));
 FN(fastrm_rmtree, int (*)(char *const *, const struct fastrm_rmtree_opts *,
                           struct fastrm_rmtree_stats *));
+/* node FASTRM_0.5 */
+FN(fastrm_rmtreeat, int (*)(int, char *const *, const struct fastrm_rmtree_opts *,
+                            struct fastrm_rmtree_stats *));
 _Static_assert(__builtin_types_compatible_p(fastrm_emit_fn,
                                             int (*)(void *, const struct fastrm_dirent *)),
                "fastrm_emit_fn changed its type");

@@ -232,6 +232,21 @@ static int run(char **paths, unsigned workers, unsigned flags, struct seen *s,
 	return fastrm_rmtree(paths, &o, st);
 }
 
+/* run(), relative to @dirfd. */
+static int run_at(int dirfd, char **paths, unsigned workers, unsigned flags,
+                  struct seen *s, struct fastrm_rmtree_stats *st)
+{
+	struct fastrm_rmtree_opts o = { 0 };
+	o.size = sizeof o;
+	o.workers = workers;
+	o.flags = flags;
+	o.ctx = s;
+	o.removed = on_removed;
+	o.failed = on_failed;
+	pthread_mutex_init(&s->lock, NULL);
+	return fastrm_rmtreeat(dirfd, paths, &o, st);
+}
+
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -316,6 +331,60 @@ static void test_share_all_four(void **state)
 {
 	(void)state;
 	remove_tree(4, FASTRM_RMTREE_SHARE_ALL);
+}
+
+/* fastrm_rmtreeat: the paths are relative to the fd given, not to the
+ * working directory; the fd is the caller's still; "." with
+ * FASTRM_RMTREE_ALLOW_DOTS empties the directory and reports its own rmdir
+ * (EINVAL) alone. */
+static void test_rmtreeat(void **state)
+{
+	(void)state;
+	assert_int_equal(mkdir("sub", 0755), 0);
+	assert_int_equal(chdir("sub"), 0);
+	make_tree("t", 60, 3);      /* sub/t */
+	make_tree("keep", 5, 2);    /* sub/keep */
+	assert_int_equal(chdir(".."), 0);
+	make_tree("t", 5, 2);       /* t, beside sub: the working directory's */
+	long n = count_entries("sub/t");
+	int sub = open("sub", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(sub >= 0);
+	int fds = fx_count_fds();
+	for (unsigned workers = 1; workers <= 4; workers += 3) {
+		struct seen s = { 0 };
+		char *paths[] = { "t", NULL };
+		assert_int_equal(run_at(sub, paths, workers, FASTRM_RMTREE_SHARE_ALL, &s, NULL), 0);
+		check_reports(&s, n);
+		assert_int_equal(faccessat(sub, "t", F_OK, AT_SYMLINK_NOFOLLOW), -1);
+		assert_int_equal(access("t", F_OK), 0); /* the working directory's */
+		assert_int_equal(fx_count_fds(), fds);
+		assert_true(fcntl(sub, F_GETFD) >= 0);  /* not closed */
+		seen_free(&s);
+		if (workers == 1) {
+			assert_int_equal(mkdir("sub/t", 0755), 0);
+			n = 1 + make_tree("sub/t/x", 60, 3);
+		}
+	}
+	/* empty the directory held open */
+	struct seen s = { 0 };
+	char *dot[] = { ".", NULL };
+	assert_int_equal(run_at(sub, dot, 2, FASTRM_RMTREE_ALLOW_DOTS, &s, NULL), 1);
+	assert_int_equal(s.failures, 1);
+	assert_int_equal(s.fail_errno, EINVAL);
+	assert_string_equal(s.fail_path, ".");
+	assert_int_equal(faccessat(sub, "keep", F_OK, AT_SYMLINK_NOFOLLOW), -1);
+	assert_int_equal(access("sub", F_OK), 0);
+	seen_free(&s);
+	/* and without the flag, "." is refused: nothing touched */
+	assert_int_equal(mkdirat(sub, "again", 0755), 0);
+	struct seen r = { 0 };
+	assert_int_equal(run_at(sub, dot, 1, 0, &r, NULL), 1);
+	assert_int_equal(r.fail_what, FASTRM_RMTREE_EREFUSED);
+	assert_int_equal(faccessat(sub, "again", F_OK, AT_SYMLINK_NOFOLLOW), 0);
+	seen_free(&r);
+	struct fastrm_rmtree_opts o = { .size = sizeof o };
+	assert_int_equal(fastrm_rmtreeat(-5, dot, &o, NULL), -EBADF);
+	close(sub);
 }
 
 /* One flat directory: nothing to share, one walk removes it all. */
@@ -701,6 +770,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ask_keep_remove, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ask_remove_empty, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stop, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rmtreeat, setup, teardown),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_flag_bits),
 	};
