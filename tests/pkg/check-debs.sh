@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # check-debs.sh SRC: build the Debian packages (libfastrm0, libfastrm-dev,
-# frm) from a copy of the source tree with dpkg-buildpackage -us -uc -b,
+# frm, python3-fastrm) from a copy of the source tree with dpkg-buildpackage -us -uc -b,
 # require lintian to report no error and no warning, then build the two
 # consumer programs of this directory with nothing but pkg-config against
 # the packages' contents (unpacked into a temporary root) and run them,
@@ -42,7 +42,7 @@ lintian --fail-on error,warning ./*.changes >/dev/null 2>&1 ||
 echo "lintian: no error, no warning"
 
 mkdir root
-for p in libfastrm0 libfastrm-dev frm; do
+for p in libfastrm0 libfastrm-dev frm python3-fastrm; do
 	dpkg-deb -x "$(ls ./${p}_*.deb)" root || fail "unpack $p"
 done
 arch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
@@ -65,4 +65,11 @@ ldd ./consumer | grep -q "$work/root/usr/lib/$arch/libfastrm.so.0" ||
 	fail "consumer did not use the packaged library"
 "$work/root/usr/bin/frm" --version | head -1
 "$work/root/usr/bin/frm" -r t && [ ! -e t ] || fail "packaged frm"
+mkdir -p t/a && touch t/a/f t/g
+PYTHONPATH="$work/root/usr/lib/python3/dist-packages" /usr/bin/python3 -c '
+import fastrm, os, sys
+fastrm.rmtree("t")
+sys.exit(os.path.lexists("t") or not fastrm.__file__.startswith(sys.argv[1]))' \
+	"$work/root/usr/lib/python3/dist-packages" || fail "packaged Python module"
+echo "python3-fastrm: fastrm.rmtree removed a tree"
 echo "packages built, lintian-clean, and usable through pkg-config"

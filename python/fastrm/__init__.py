@@ -1,0 +1,196 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""fastrm: libfastrm's tree removal for Python.
+
+rmtree() is a drop-in for shutil.rmtree (the signature and semantics of
+Python 3.12, onerror as in 3.11): the same checks of the path given, the
+same exceptions and handler calls, but the tree below is removed by
+libfastrm (fastrm_rmtree(3)): every descent relative to a directory fd with
+O_NOFOLLOW and checked, workers that start only when the tree is big
+enough to need them, each directory in the order its file system serves
+best, and the GIL released meanwhile.
+
+    import fastrm
+    fastrm.rmtree("build")                       # as shutil.rmtree
+    shutil.rmtree = fastrm.rmtree                # for a whole program
+
+remove() removes several paths in one call, as `rm -rf` does, and says
+what is left instead of raising.
+
+Where it differs from shutil.rmtree (python/README in the sources; the
+fastrm-python(3) page):
+  - the whole tree is removed as far as it can be before the handler is
+    called, once per failure, in the order met (shutil stops at the first
+    failure whose handler raises); with workers, that order is not the
+    order of a serial walk;
+  - a directory kept because something below it failed is not reported
+    again (shutil also reports its rmdir's ENOTEMPTY), but for the path
+    given itself, whose rmdir is shutil's;
+  - a directory that cannot be read is reported when its rmdir fails,
+    with the read's error, as GNU rm reports it: func os.rmdir (shutil:
+    os.open); one whose read failed midway: os.open;
+  - the root directory is refused (OSError EBUSY), as rm --preserve-root.
+"""
+import collections
+import errno
+import os
+import stat
+import sys
+
+from . import _fastrm
+
+__all__ = ["rmtree", "remove", "RemoveResult"]
+__version__ = _fastrm.LIBRARY_VERSION
+
+
+def _func_for(what, is_dir):
+    """The os function shutil.rmtree names for a failure of this kind."""
+    if what == _fastrm.EREMOVE or what == _fastrm.EREFUSED:
+        return os.rmdir if is_dir else os.unlink
+    return os.open
+
+
+def _raise_into(onexc, func, path, exc):
+    """Call @onexc as shutil does: inside an except clause, so that a bare
+    `raise` in the handler raises @exc."""
+    try:
+        raise exc
+    except BaseException:
+        onexc(func, path, exc)
+
+
+def _join(path, rel, as_bytes):
+    """@path (as given: str, bytes or path-like) and @rel (bytes, b"./x/y"
+    from the library) as shutil names an entry: os.path.join(path, ...)."""
+    if rel == b".":
+        return path
+    rel = rel[2:] if rel.startswith(b"./") else rel
+    if not as_bytes:
+        rel = os.fsdecode(rel)
+    return os.path.join(path, rel)
+
+
+def _report(failures, path, onexc, as_bytes):
+    for what, rel, err, is_dir, _level in failures:
+        name = _join(path, rel, as_bytes)
+        exc = OSError(err, os.strerror(err), name)
+        _raise_into(onexc, _func_for(what, is_dir), name, exc)
+
+
+def rmtree(path, ignore_errors=False, onerror=None, *, onexc=None, dir_fd=None,
+           jobs=None, order=None):
+    """Recursively delete a directory tree, as shutil.rmtree does.
+
+    If dir_fd is not None, it should be a file descriptor open to a
+    directory; path is then relative to that directory.  If ignore_errors
+    is set, errors are ignored; otherwise, if onexc or onerror is set, it
+    is called to handle the error with arguments (func, path, exc_info)
+    where func is os.open, os.unlink, os.rmdir, os.lstat, os.scandir or
+    os.path.islink, path is the argument to that function that caused it
+    to fail, and the value of exc_info (onerror) is a tuple returned by
+    sys.exc_info(), or the exception itself (onexc).  If ignore_errors is
+    false and both are None, the exception is raised.  onerror is
+    deprecated in Python 3.12 and only used if onexc is None.
+
+    jobs: the most workers (None: frm's default, 4 per CPU, at most 16,
+    fitted to the device; they start only when the tree needs them).
+    order: the ordering policy of every directory (frm --order), by name.
+    """
+    sys.audit("shutil.rmtree", path, dir_fd)
+    if ignore_errors:
+        def onexc(*args):
+            pass
+    elif onerror is None and onexc is None:
+        def onexc(*args):
+            raise
+    elif onexc is None:
+        def onexc(*args):
+            func, path, exc = args
+            if exc is None:
+                exc_info = None, None, None
+            else:
+                exc_info = type(exc), exc, exc.__traceback__
+            return onerror(func, path, exc_info)
+
+    # As shutil's fd-based version: a bytes path is handled as str.
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    try:
+        orig_st = os.lstat(path, dir_fd=dir_fd)
+    except Exception as err:
+        onexc(os.lstat, path, err)
+        return
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK, dir_fd=dir_fd)
+        fd_closed = False
+    except Exception as err:
+        onexc(os.open, path, err)
+        return
+    try:
+        if os.path.samestat(orig_st, os.fstat(fd)):
+            if stat.S_ISDIR(orig_st.st_mode):
+                failures, _ = _fastrm.empty_fd(fd, jobs, order, False)
+                _report(failures, path, onexc, False)
+            else:
+                try:
+                    raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), path)
+                except OSError as err:
+                    onexc(os.scandir, path, err)
+            try:
+                os.close(fd)
+                fd_closed = True
+                os.rmdir(path, dir_fd=dir_fd)
+            except OSError as err:
+                onexc(os.rmdir, path, err)
+        else:
+            try:
+                # symlinks to directories are forbidden, see bug #1669
+                raise OSError("Cannot call rmtree on a symbolic link")
+            except OSError as err:
+                onexc(os.path.islink, path, err)
+    finally:
+        if not fd_closed:
+            os.close(fd)
+
+
+rmtree.avoids_symlink_attacks = True
+
+
+RemoveResult = collections.namedtuple("RemoveResult", "left stats")
+RemoveResult.__doc__ = """What remove() did.
+
+left: a list of (path, OSError), one per entry that could not be removed
+  (the directories above it are kept and not listed), in the order met;
+  empty when every path given is gone.
+stats: a dict: workers (threads that ran), workers_fitted,
+  subtrees_shared, read_ahead_requests, read_ahead_bytes, index_lookups,
+  inodes_read_ahead (fastrm_rmtree(3), struct fastrm_rmtree_stats)."""
+
+
+def remove(paths, *, dir_fd=None, missing_ok=True, one_file_system=False,
+           jobs=None, order=None):
+    """Remove every path of @paths (files, symlinks, or whole trees), at
+    once, as `rm -rf PATH...` does: nothing raised for what could not be
+    removed; the result says what is left.
+
+    missing_ok: a path given that does not exist is not a failure (rm -f).
+    one_file_system: what is on another file system is left (and listed).
+    The root directory, and a path whose last component is "." or "..",
+    are refused, as GNU rm refuses them.  Raises TypeError or ValueError
+    for bad arguments, OSError when the removal could not start.
+    """
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        raise TypeError("remove() takes a list of paths; for one, remove([path])")
+    given = [os.fspath(p) for p in paths]
+    raw = [os.fsencode(p) for p in given]
+    if any(b"\0" in p for p in raw):
+        raise ValueError("embedded null byte")
+    if not raw:
+        return RemoveResult([], {})
+    failures, stats = _fastrm.remove(
+        raw, -100 if dir_fd is None else dir_fd, jobs, order, one_file_system,
+        missing_ok)
+    left = []
+    for _what, p, err, _is_dir, _level in failures:
+        name = p if isinstance(given[0], bytes) else os.fsdecode(p)
+        left.append((name, OSError(err, os.strerror(err), name)))
+    return RemoveResult(left, stats)

@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * fastrm._fastrm: the C half of the Python module fastrm (python/fastrm/
+ * __init__.py is the other).  It calls fastrm_rmtreeat() with the GIL
+ * released and hands back what failed, in the order the library reported
+ * it; the Python half turns each failure into the OSError and the handler
+ * call that shutil.rmtree would make.
+ *
+ * The library's callbacks run on its worker threads, one at a time: they
+ * only append to a C array (no Python object is touched without the GIL).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <fastrm/rmtree.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct failure {
+	char *path;   /* as the library reported it */
+	int what;     /* enum fastrm_rmtree_error */
+	int err;
+	int is_dir;
+	int level;
+};
+
+struct run {
+	struct failure *v;
+	size_t n, cap;
+	int nomem;      /* a failure could not be recorded */
+	int empty_dot;  /* emptying: "." itself is not to be removed */
+	int missing_ok; /* a path given that does not exist is no failure */
+};
+
+static int on_failed(void *ctx, const struct fastrm_rmtree_entry *e,
+                     enum fastrm_rmtree_error what, int err)
+{
+	struct run *r = ctx;
+	if (e->level == 0 && r->empty_dot && what == FASTRM_RMTREE_EREMOVE &&
+	    err == EINVAL)
+		return 0; /* rmdir(".") of the directory being emptied */
+	if (err == ENOENT && (e->level > 0 || r->missing_ok))
+		return 0; /* gone: by another hand, meanwhile (Python 3.13's
+		             shutil.rmtree ignores it too), or not there */
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 16;
+		struct failure *v = realloc(r->v, cap * sizeof *v);
+		if (!v) {
+			r->nomem = 1;
+			return 1;
+		}
+		r->v = v;
+		r->cap = cap;
+	}
+	char *path = strdup(e->path);
+	if (!path) {
+		r->nomem = 1;
+		return 1;
+	}
+	r->v[r->n++] = (struct failure){ path, (int)what, err, e->is_dir, e->level };
+	return 1;
+}
+
+static void run_free(struct run *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		free(r->v[i].path);
+	free(r->v);
+}
+
+/* frm's --jobs=auto (tools/frm/frm.c): 4 workers per CPU, at most 16,
+ * fitted to the device; they start only when the removal needs them. */
+#define AUTO_JOBS_PER_CPU 4
+#define AUTO_JOBS_MAX 16
+
+/* jobs: None (frm's default) or a count >= 1. */
+static int set_jobs(struct fastrm_rmtree_opts *o, PyObject *jobs)
+{
+	if (jobs == Py_None) {
+		cpu_set_t set;
+		long cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+		if (cpus < 1)
+			cpus = 1;
+		o->workers = cpus >= AUTO_JOBS_MAX / AUTO_JOBS_PER_CPU
+		                     ? AUTO_JOBS_MAX
+		                     : (unsigned)cpus * AUTO_JOBS_PER_CPU;
+		o->flags |= FASTRM_RMTREE_FIT_WORKERS;
+		return 0;
+	}
+	long n = PyLong_AsLong(jobs);
+	if (n == -1 && PyErr_Occurred())
+		return -1;
+	if (n < 1 || n > 256) {
+		PyErr_SetString(PyExc_ValueError, "jobs must be None or 1 to 256");
+		return -1;
+	}
+	o->workers = (unsigned)n;
+	return 0;
+}
+
+static int set_order(struct fastrm_rmtree_opts *o, PyObject *order)
+{
+	if (order == Py_None)
+		return 0;
+	const char *name = PyUnicode_AsUTF8(order);
+	if (!name)
+		return -1;
+	o->order = fastrm_order_by_name(name);
+	if (!o->order) {
+		PyErr_Format(PyExc_ValueError, "unknown order %R", order);
+		return -1;
+	}
+	return 0;
+}
+
+static PyObject *stats_dict(const struct fastrm_rmtree_stats *s)
+{
+	return Py_BuildValue("{s:I,s:I,s:n,s:n,s:n,s:n,s:n}",
+	                     "workers", s->workers,
+	                     "workers_fitted", s->workers_fitted,
+	                     "subtrees_shared", (Py_ssize_t)s->subtrees_shared,
+	                     "read_ahead_requests", (Py_ssize_t)s->read_ahead_requests,
+	                     "read_ahead_bytes", (Py_ssize_t)s->read_ahead_bytes,
+	                     "index_lookups", (Py_ssize_t)s->index_lookups,
+	                     "inodes_read_ahead", (Py_ssize_t)s->inodes_read_ahead);
+}
+
+/* The removal, the GIL released; then (failures, stats). */
+static PyObject *remove_at(int dirfd, char *const *paths,
+                           struct fastrm_rmtree_opts *o, struct run *r)
+{
+	struct fastrm_rmtree_stats st;
+	int rc;
+	o->ctx = r;
+	o->failed = on_failed;
+	Py_BEGIN_ALLOW_THREADS
+	rc = fastrm_rmtreeat(dirfd, paths, o, &st);
+	Py_END_ALLOW_THREADS
+	if (rc < 0) {
+		run_free(r);
+		errno = -rc;
+		return PyErr_SetFromErrno(PyExc_OSError);
+	}
+	if (r->nomem) {
+		run_free(r);
+		return PyErr_NoMemory();
+	}
+	PyObject *list = PyList_New((Py_ssize_t)r->n);
+	for (size_t i = 0; list && i < r->n; i++) {
+		const struct failure *f = &r->v[i];
+		PyObject *t = Py_BuildValue("(iy#iii)", f->what, f->path,
+		                            (Py_ssize_t)strlen(f->path), f->err,
+		                            f->is_dir, f->level);
+		if (!t) {
+			Py_CLEAR(list);
+			break;
+		}
+		PyList_SET_ITEM(list, (Py_ssize_t)i, t);
+	}
+	run_free(r);
+	if (!list)
+		return NULL;
+	PyObject *sd = stats_dict(&st);
+	if (!sd) {
+		Py_DECREF(list);
+		return NULL;
+	}
+	return Py_BuildValue("(NN)", list, sd);
+}
+
+PyDoc_STRVAR(empty_fd_doc,
+"empty_fd(fd, jobs, order, one_file_system) -> (failures, stats)\n\n"
+"Remove everything in the directory open as fd (which is kept).\n"
+"failures: a list of (what, path, errno, is_dir, level), path (bytes)\n"
+"relative to fd as b'./name/...', in the order met.");
+
+static PyObject *empty_fd(PyObject *self, PyObject *args)
+{
+	(void)self;
+	int fd, xdev;
+	PyObject *jobs, *order;
+	if (!PyArg_ParseTuple(args, "iOOp", &fd, &jobs, &order, &xdev))
+		return NULL;
+	struct fastrm_rmtree_opts o = { .size = sizeof o };
+	if (set_jobs(&o, jobs) < 0 || set_order(&o, order) < 0)
+		return NULL;
+	o.flags |= FASTRM_RMTREE_ALLOW_DOTS | (xdev ? FASTRM_RMTREE_XDEV : 0);
+	struct run r = { .empty_dot = 1 };
+	char *paths[] = { ".", NULL };
+	return remove_at(fd, paths, &o, &r);
+}
+
+PyDoc_STRVAR(remove_doc,
+"remove(paths, dir_fd, jobs, order, one_file_system, missing_ok) ->\n"
+"    (failures, stats)\n\n"
+"Remove every path of the list paths (bytes), as rm -r does.");
+
+static PyObject *remove_paths(PyObject *self, PyObject *args)
+{
+	(void)self;
+	PyObject *seq, *jobs, *order;
+	int dirfd, xdev, missing_ok;
+	if (!PyArg_ParseTuple(args, "O!iOOpp", &PyList_Type, &seq, &dirfd, &jobs,
+	                      &order, &xdev, &missing_ok))
+		return NULL;
+	struct fastrm_rmtree_opts o = { .size = sizeof o };
+	if (set_jobs(&o, jobs) < 0 || set_order(&o, order) < 0)
+		return NULL;
+	o.flags |= xdev ? FASTRM_RMTREE_XDEV : 0;
+	Py_ssize_t n = PyList_GET_SIZE(seq);
+	char **paths = calloc((size_t)n + 1, sizeof *paths);
+	if (!paths)
+		return PyErr_NoMemory();
+	PyObject *ret = NULL;
+	Py_ssize_t i;
+	for (i = 0; i < n; i++) {
+		PyObject *b = PyList_GET_ITEM(seq, i);
+		if (!PyBytes_Check(b)) {
+			PyErr_SetString(PyExc_TypeError, "paths must be bytes");
+			goto out;
+		}
+		/* copies: the list may change once the GIL is released */
+		if (!(paths[i] = strdup(PyBytes_AS_STRING(b)))) {
+			PyErr_NoMemory();
+			goto out;
+		}
+	}
+	struct run r = { .missing_ok = missing_ok };
+	ret = remove_at(dirfd, paths, &o, &r);
+out:
+	for (i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+	return ret;
+}
+
+static PyMethodDef methods[] = {
+	{ "empty_fd", empty_fd, METH_VARARGS, empty_fd_doc },
+	{ "remove", remove_paths, METH_VARARGS, remove_doc },
+	{ NULL, NULL, 0, NULL },
+};
+
+static struct PyModuleDef module = {
+	PyModuleDef_HEAD_INIT, "fastrm._fastrm",
+	"libfastrm's tree removal, for the Python module fastrm.", -1, methods,
+	NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__fastrm(void);
+PyMODINIT_FUNC PyInit__fastrm(void)
+{
+	PyObject *m = PyModule_Create(&module);
+	if (!m)
+		return NULL;
+	if (PyModule_AddIntConstant(m, "EREMOVE", FASTRM_RMTREE_EREMOVE) < 0 ||
+	    PyModule_AddIntConstant(m, "EWALK", FASTRM_RMTREE_EWALK) < 0 ||
+	    PyModule_AddIntConstant(m, "ECYCLE", FASTRM_RMTREE_ECYCLE) < 0 ||
+	    PyModule_AddIntConstant(m, "EXDEV", FASTRM_RMTREE_EXDEV) < 0 ||
+	    PyModule_AddIntConstant(m, "EREFUSED", FASTRM_RMTREE_EREFUSED) < 0 ||
+	    PyModule_AddStringConstant(m, "LIBRARY_VERSION", FASTRM_VERSION_STRING) < 0) {
+		Py_DECREF(m);
+		return NULL;
+	}
+	return m;
+}

@@ -1,0 +1,298 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The Python module fastrm: rmtree() as shutil.rmtree, remove(), the
+argument checks.  Every tree is made in a directory of this test's own
+(mkdtemp under $TMPDIR); nothing else is removed.  As root, the cases that
+need permissions to stop a removal (Unremovable) run again as uid 65534 in
+a child process; as root they are skipped, with the reason.
+
+usage: test_fastrm.py   (PYTHONPATH: the module built)
+"""
+import errno
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import fastrm
+
+NOBODY = 65534
+
+
+def make_tree(top, dirs=3, files=4, depth=2):
+    """A tree of @dirs directories of @files files, @depth levels."""
+    n = 0
+    os.makedirs(top, exist_ok=True)
+    for f in range(files):
+        open(os.path.join(top, "f%d" % f), "w").close()
+        n += 1
+    if depth > 0:
+        for d in range(dirs):
+            n += 1 + make_tree(os.path.join(top, "d%d" % d), dirs, files, depth - 1)
+    return n
+
+
+class Base(unittest.TestCase):
+    def setUp(self):
+        self.top = tempfile.mkdtemp(prefix="fastrm-py-")
+        self.addCleanup(shutil.rmtree, self.top, ignore_errors=True)
+        # a sentinel outside every tree removed, that symlinks point to
+        self.outside = os.path.join(self.top, "outside")
+        os.mkdir(self.outside)
+        self.sentinel = os.path.join(self.outside, "keep")
+        open(self.sentinel, "w").close()
+
+    def p(self, *names):
+        return os.path.join(self.top, *names)
+
+    def assertSentinel(self):
+        self.assertTrue(os.path.exists(self.sentinel))
+
+
+class Rmtree(Base):
+    def test_removes_tree_not_following_symlinks(self):
+        t = self.p("t")
+        make_tree(t)
+        os.symlink(self.outside, self.p("t", "d0", "to-outside"))
+        os.symlink(self.sentinel, self.p("t", "to-file"))
+        os.symlink("/", self.p("t", "d1", "to-root"))
+        fastrm.rmtree(t)
+        self.assertFalse(os.path.lexists(t))
+        self.assertSentinel()
+
+    def test_path_kinds(self):
+        for kind in (str, os.fsencode, pathlib.Path):
+            t = self.p("t")
+            make_tree(t, 2, 2, 2)
+            self.assertIsNone(fastrm.rmtree(kind(t)))
+            self.assertFalse(os.path.lexists(t))
+
+    def test_dir_fd(self):
+        make_tree(self.p("t"))
+        fd = os.open(self.top, os.O_RDONLY)
+        try:
+            fastrm.rmtree("t", dir_fd=fd)
+        finally:
+            os.close(fd)
+        self.assertFalse(os.path.lexists(self.p("t")))
+
+    def test_symlink_given_is_refused(self):
+        os.symlink(self.outside, self.p("link"))
+        with self.assertRaises(OSError):
+            fastrm.rmtree(self.p("link"))
+        calls = []
+        fastrm.rmtree(self.p("link"), onerror=lambda *a: calls.append(a))
+        self.assertEqual(len(calls), 1)
+        self.assertIs(calls[0][0], os.path.islink)
+        self.assertEqual(calls[0][1], self.p("link"))
+        self.assertTrue(os.path.islink(self.p("link")))
+        self.assertSentinel()
+
+    def test_missing_and_file(self):
+        with self.assertRaises(FileNotFoundError) as cm:
+            fastrm.rmtree(self.p("missing"))
+        self.assertEqual(cm.exception.filename, self.p("missing"))
+        fastrm.rmtree(self.p("missing"), ignore_errors=True)
+        f = self.p("file")
+        open(f, "w").close()
+        with self.assertRaises(NotADirectoryError) as cm:
+            fastrm.rmtree(f)
+        self.assertEqual(cm.exception.filename, f)
+        calls = []
+        fastrm.rmtree(f, onexc=lambda *a: calls.append(a))
+        self.assertEqual([c[0] for c in calls], [os.scandir, os.rmdir])
+        self.assertTrue(all(isinstance(c[2], NotADirectoryError) for c in calls))
+        self.assertTrue(os.path.exists(f))
+
+    def test_fifo_given(self):
+        os.mkfifo(self.p("fifo"))
+        with self.assertRaises(NotADirectoryError):
+            fastrm.rmtree(self.p("fifo"))  # must not hang opening it
+        self.assertTrue(os.path.exists(self.p("fifo")))
+
+    def test_onexc_wins_over_onerror(self):
+        seen = []
+        fastrm.rmtree(self.p("missing"), onerror=lambda *a: seen.append("onerror"),
+                      onexc=lambda *a: seen.append("onexc"))
+        self.assertEqual(seen, ["onexc"])
+
+    def test_audit_event(self):
+        events = []
+
+        def hook(name, args):
+            if name == "shutil.rmtree":
+                events.append(args)
+        sys.addaudithook(hook)
+        make_tree(self.p("t"), 1, 1, 1)
+        fastrm.rmtree(self.p("t"))
+        self.assertIn((self.p("t"), None), events)
+
+    def test_workers_and_orders(self):
+        for order in (None, "directory", "inode", "chunked", "auto", "global"):
+            t = self.p("t")
+            n = make_tree(t, 6, 20, 3)
+            self.assertGreater(n, 5000)
+            fastrm.rmtree(t, jobs=8, order=order)
+            self.assertFalse(os.path.lexists(t), order)
+
+    def test_bad_arguments(self):
+        make_tree(self.p("t"), 1, 1, 1)
+        with self.assertRaises(ValueError):
+            fastrm.rmtree(self.p("t"), order="no-such-order")
+        with self.assertRaises(ValueError):
+            fastrm.rmtree(self.p("t"), jobs=0)
+        with self.assertRaises(TypeError):
+            fastrm.rmtree(self.p("t"), jobs="8")
+        self.assertTrue(os.path.isdir(self.p("t")))  # nothing removed
+
+    def test_avoids_symlink_attacks(self):
+        self.assertTrue(fastrm.rmtree.avoids_symlink_attacks)
+
+    def test_shutil_replaced(self):
+        """A program that sets shutil.rmtree = fastrm.rmtree (the point)."""
+        saved = shutil.rmtree
+        shutil.rmtree = fastrm.rmtree
+        try:
+            make_tree(self.p("t"))
+            shutil.rmtree(self.p("t"))
+        finally:
+            shutil.rmtree = saved
+        self.assertFalse(os.path.lexists(self.p("t")))
+
+
+class Remove(Base):
+    def test_several_paths(self):
+        make_tree(self.p("a"))
+        make_tree(self.p("b"))
+        open(self.p("c"), "w").close()
+        os.symlink(self.outside, self.p("l"))
+        r = fastrm.remove([self.p("a"), pathlib.Path(self.p("b")), self.p("c"),
+                           self.p("l"), self.p("missing")], jobs=4)
+        self.assertEqual(r.left, [])
+        for n in "abcl":
+            self.assertFalse(os.path.lexists(self.p(n)))
+        self.assertSentinel()
+        self.assertGreaterEqual(r.stats["workers"], 1)
+
+    def test_missing_not_ok(self):
+        r = fastrm.remove([self.p("missing")], missing_ok=False)
+        self.assertEqual(len(r.left), 1)
+        path, exc = r.left[0]
+        self.assertEqual(path, self.p("missing"))
+        self.assertIsInstance(exc, FileNotFoundError)
+
+    def test_dots_refused(self):
+        make_tree(self.p("t"), 1, 2, 1)
+        r = fastrm.remove([self.p("t", "."), self.p("t", "d0", "..")])
+        self.assertEqual(sorted(e.errno for _, e in r.left), [errno.EINVAL] * 2)
+        self.assertTrue(os.path.exists(self.p("t", "d0", "f0")))
+
+    def test_bytes_in_bytes_out(self):
+        r = fastrm.remove([os.fsencode(self.p("missing"))], missing_ok=False)
+        self.assertIsInstance(r.left[0][0], bytes)
+
+    def test_bad_arguments(self):
+        with self.assertRaises(TypeError):
+            fastrm.remove(self.p("x"))
+        with self.assertRaises(ValueError):
+            fastrm.remove([self.p("x") + "\0y"])
+        self.assertEqual(fastrm.remove([]).left, [])
+
+    def test_small_tree_starts_no_worker(self):
+        make_tree(self.p("t"), 2, 5, 1)  # 17 entries
+        r = fastrm.remove([self.p("t")])
+        self.assertEqual(r.stats["workers"], 1, r.stats)
+
+
+@unittest.skipIf(os.geteuid() == 0, "root's CAP_DAC_OVERRIDE removes what "
+                 "permissions keep (run again as uid %d when root)" % NOBODY)
+class Unremovable(Base):
+    """Entries that cannot be removed: every one is reported, with the
+    function shutil would name, and nothing is lost."""
+
+    def make(self):
+        t = self.p("t")
+        make_tree(t, 3, 3, 2)
+        os.chmod(self.p("t", "d1"), 0o555)      # its entries stay
+        os.chmod(self.p("t", "d2", "d0"), 0o000)  # cannot be read
+        self.addCleanup(os.chmod, self.p("t", "d1"), 0o755)
+        self.addCleanup(os.chmod, self.p("t", "d2", "d0"), 0o755)
+        return t
+
+    def test_default_raises(self):
+        t = self.make()
+        with self.assertRaises(OSError) as cm:
+            fastrm.rmtree(t, jobs=4)
+        self.assertIsNotNone(cm.exception.filename)
+        self.assertTrue(cm.exception.filename.startswith(t + os.sep))
+
+    def test_every_failure_reported(self):
+        t = self.make()
+        calls = []
+        fastrm.rmtree(t, onerror=lambda *a: calls.append(a), jobs=4)
+        named = {(c[0], c[1]) for c in calls}
+        # a directory that cannot be read: reported when its rmdir fails,
+        # with the read's error, as GNU rm does (shutil names os.open)
+        self.assertTrue({(os.open, self.p("t", "d2", "d0")),
+                         (os.rmdir, self.p("t", "d2", "d0"))} & named, named)
+        for f in ("f0", "f1", "f2"):
+            self.assertIn((os.unlink, self.p("t", "d1", f)), named)
+        for d in ("d0", "d1", "d2"):
+            self.assertIn((os.rmdir, self.p("t", "d1", d)), named)
+        # the path given: its rmdir, as shutil's, last
+        self.assertEqual((calls[-1][0], calls[-1][1]), (os.rmdir, t))
+        self.assertTrue(all(issubclass(c[2][0], OSError) for c in calls))
+        self.assertEqual(len(calls), len(named))  # none twice
+        # what is left: what was reported, and the directories above it
+        left = set()
+        for root, dirs, files in os.walk(t):
+            left.update(os.path.join(root, n) for n in dirs + files)
+        for path in left:
+            self.assertTrue(any(c[1] == path or c[1].startswith(path + os.sep)
+                                or path.startswith(c[1] + os.sep) for c in calls),
+                            path)
+        self.assertFalse(os.path.exists(self.p("t", "d0")))  # the rest went
+
+    def test_ignore_errors(self):
+        t = self.make()
+        fastrm.rmtree(t, ignore_errors=True)
+        self.assertFalse(os.path.exists(self.p("t", "d0")))
+        self.assertTrue(os.path.exists(self.p("t", "d1", "f0")))
+
+    def test_remove_lists_what_is_left(self):
+        t = self.make()
+        r = fastrm.remove([t])
+        names = {p for p, _ in r.left}
+        self.assertIn(self.p("t", "d2", "d0"), names)
+        self.assertIn(self.p("t", "d1", "f0"), names)
+        self.assertTrue(all(isinstance(e, PermissionError) for _, e in r.left))
+
+
+def main():
+    child = "--child" in sys.argv
+    if child:
+        sys.argv.remove("--child")
+    prog = unittest.main(exit=False, verbosity=2)
+    ok = prog.result.wasSuccessful()
+    if ok and os.geteuid() == 0 and not child:
+        top = tempfile.mkdtemp(prefix="fastrm-py-nobody-")
+        try:
+            os.chown(top, NOBODY, NOBODY)
+            env = dict(os.environ, TMPDIR=top, PYTHONPATH=os.path.dirname(
+                os.path.dirname(os.path.abspath(fastrm.__file__))))
+            print("again as uid %d: Unremovable" % NOBODY, flush=True)
+            p = subprocess.run(["setpriv", "--reuid=%d" % NOBODY,
+                                "--regid=%d" % NOBODY, "--clear-groups",
+                                sys.executable, os.path.abspath(__file__),
+                                "--child", "Unremovable"], env=env)
+            ok = p.returncode == 0
+        finally:
+            shutil.rmtree(top, ignore_errors=True)
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
