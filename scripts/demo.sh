@@ -31,6 +31,16 @@ if [ -e "$demo/tree" ]; then
 	exit 1
 fi
 echo "demo: $demo/tree is gone"
+if /usr/bin/python3 -c 'import fastrm' 2>/dev/null; then
+	# the Python module, as installed by setup.sh
+	mkdir -p "$demo/py/a/b" && touch "$demo/py/f" "$demo/py/a/g" "$demo/py/a/b/h"
+	/usr/bin/python3 -c 'import fastrm, sys; fastrm.rmtree(sys.argv[1])' "$demo/py"
+	if [ -e "$demo/py" ]; then
+		echo "demo: FAILED, $demo/py is still there" >&2
+		exit 1
+	fi
+	echo "demo: the Python module too: python3 -c 'import fastrm; fastrm.rmtree(PATH)' removed $demo/py"
+fi
 if command -v frm >/dev/null 2>&1; then
 	echo "demo: frm is installed as $(command -v frm): try 'frm --help' and 'man frm'"
 fi

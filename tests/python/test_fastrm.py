@@ -234,10 +234,9 @@ class Unremovable(Base):
         calls = []
         fastrm.rmtree(t, onerror=lambda *a: calls.append(a), jobs=4)
         named = {(c[0], c[1]) for c in calls}
-        # a directory that cannot be read: reported when its rmdir fails,
-        # with the read's error, as GNU rm does (shutil names os.open)
-        self.assertTrue({(os.open, self.p("t", "d2", "d0")),
-                         (os.rmdir, self.p("t", "d2", "d0"))} & named, named)
+        # a directory that cannot be read: os.open, as shutil names it
+        # (pytest's handler gives up on it, and retries os.rmdir)
+        self.assertIn((os.open, self.p("t", "d2", "d0")), named)
         for f in ("f0", "f1", "f2"):
             self.assertIn((os.unlink, self.p("t", "d1", f)), named)
         for d in ("d0", "d1", "d2"):
