@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""frm-mpi under mpirun (--oversubscribe; as root --allow-run-as-root):
+trees removed completely with 4 ranks and with 1 (a wide tree, a chain
+deeper than rank 0 reads, a directory too large for rank 0 to read, files
+and symbolic links given, symbolic links inside never followed); bad
+operands with the exit status and messages of frm (frm-mpi's name for
+frm's); prompts refused; what cannot be removed (as uid 65534) reported
+once and the status 1 on every rank.  Every tree is made in a directory of
+this test's own (mkdtemp under $TMPDIR).
+
+usage: frm_mpi.py MPIRUN FRM-MPI FRM
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+MPIRUN, FRM_MPI, FRM = (os.path.abspath(p) if os.sep in p else p for p in sys.argv[1:4])
+NOBODY = 65534
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def mpi(np, args, cwd, user=None):
+    cmd = [MPIRUN, "--quiet", "--oversubscribe", "-np", str(np), FRM_MPI] + args
+    if os.geteuid() == 0 and user is None:
+        cmd.insert(1, "--allow-run-as-root")
+    if user is not None:
+        cmd = ["setpriv", "--reuid=%d" % user, "--regid=%d" % user, "--clear-groups"] + cmd
+    p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300)
+    return p.returncode, p.stdout, p.stderr
+
+
+def make_wide(top, dirs=40, sub=4, files=12):
+    for d in range(dirs):
+        for s in range(sub):
+            p = os.path.join(top, "d%d" % d, "s%d" % s)
+            os.makedirs(p)
+            for f in range(files):
+                open(os.path.join(p, "f%d" % f), "w").close()
+        open(os.path.join(top, "d%d" % d, "top"), "w").close()
+    return dirs * (1 + sub * (1 + files) + 1)
+
+
+def make_chain(top, depth, files=1):
+    os.mkdir(top)
+    fd = os.open(top, os.O_RDONLY)
+    for _ in range(depth):
+        for f in range(files):
+            os.close(os.open("f%d" % f, os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=fd))
+        os.mkdir("d", dir_fd=fd)
+        nfd = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = nfd
+    os.close(fd)
+
+
+def trees(np, work):
+    sentinel_dir = os.path.join(work, "outside")
+    os.mkdir(sentinel_dir)
+    sentinel = os.path.join(sentinel_dir, "keep")
+    open(sentinel, "w").close()
+    os.mkdir(os.path.join(work, "t"))
+    make_wide(os.path.join(work, "t", "wide"))
+    make_chain(os.path.join(work, "t", "chain"), 300, 2)
+    flat = os.path.join(work, "t", "flat")
+    os.mkdir(flat)
+    for i in range(6000):  # more than rank 0 reads: one task
+        open(os.path.join(flat, "x%d" % i), "w").close()
+    os.symlink(sentinel_dir, os.path.join(work, "t", "wide", "d3", "to-outside"))
+    os.symlink("/", os.path.join(work, "t", "chain", "to-root"))
+    open(os.path.join(work, "file"), "w").close()
+    os.symlink(sentinel_dir, os.path.join(work, "link"))
+    make_wide(os.path.join(work, "second"), 5, 2, 3)
+    rc, out, err = mpi(np, ["-r", "--stats", "t", "file", "link", "second"], work)
+    check(rc == 0, "-np %d: exit 0 (%d: %s)" % (np, rc, err.strip()[-300:]))
+    left = sorted(os.listdir(work))
+    check(left == ["outside"], "-np %d: every operand gone (left: %s)" % (np, left))
+    check(os.path.exists(sentinel), "-np %d: nothing outside touched" % np)
+    stats = [l for l in err.splitlines() if "removed" in l]
+    check(len(stats) == 1, "-np %d: --stats printed once: %s" % (np, stats))
+
+
+def bad_operands(np, work):
+    os.makedirs(os.path.join(work, "a", "b"))
+    cases = [
+        (["-r", "missing"], "missing operand"),
+        (["-rf", "missing"], "missing operand, -f"),
+        (["-r", "."], "'.'"),
+        (["-r", "a/.."], "'a/..'"),
+        (["-r", "a/b/."], "'a/b/.'"),
+        (["-r"], "no operand"),
+        (["-rf"], "no operand, -f"),
+        (["-r", "--jobs=0", "a"], "--jobs=0"),
+        (["-r", "--order=bogus", "a"], "--order=bogus"),
+    ]
+    for args, what in cases:
+        rc, out, err = mpi(np, args, work)
+        f = subprocess.run(["frm"] + args, executable=FRM, cwd=work, capture_output=True,
+                           text=True)
+        same = err.replace("frm-mpi: ", "frm: ").replace("frm-mpi --help", "frm --help")
+        check(rc == f.returncode, "-np %d %s: exit %d as frm's %d" % (np, what, rc, f.returncode))
+        check(same == f.stderr, "-np %d %s: frm's message: %r against %r"
+              % (np, what, err, f.stderr))
+    check(os.path.isdir(os.path.join(work, "a", "b")), "-np %d: refusals touched nothing" % np)
+    for args in (["-ri", "a"], ["-rI", "a"], ["-r", "--interactive=always", "a"], ["a"]):
+        rc, out, err = mpi(np, args, work)
+        check(rc == 1 and err.count("\n") >= 1, "-np %d %s: refused, exit 1" % (np, args))
+    check(os.path.isdir(os.path.join(work, "a", "b")), "-np %d: nothing removed" % np)
+
+
+def unremovable(np, work):
+    """As uid 65534: directories it cannot write keep their entries; each
+    is named once, the status is 1, the rest is gone."""
+    os.chown(work, NOBODY, NOBODY)
+    t = os.path.join(work, "t")
+    make_wide(t, 20, 3, 5)
+    for root, dirs, files in os.walk(work):
+        for n in dirs + files:
+            os.lchown(os.path.join(root, n), NOBODY, NOBODY)
+    for d in ("d2/s1", "d7", "d15/s0"):
+        os.chmod(os.path.join(t, d), 0o555)
+    rc, out, err = mpi(np, ["-r", "t"], work, user=NOBODY)
+    msgs = [l for l in err.splitlines() if l]
+    check(rc == 1, "-np %d as uid %d: exit 1 (%d)" % (np, NOBODY, rc))
+    check(len(msgs) == len(set(msgs)), "-np %d: no message twice" % np)
+    left = []
+    for root, dirs, files in os.walk(t):
+        left += [os.path.relpath(os.path.join(root, n), work) for n in dirs + files]
+    uncovered = [p for p in left
+                 if not any(("'%s'" % p) in m or ("'%s/" % p) in m or
+                            any(("'%s'" % a) in m for a in ancestors(p)) for m in msgs)]
+    check(not uncovered, "-np %d: every entry left is named, or is under or above one "
+          "named (uncovered: %s)" % (np, uncovered[:5]))
+    check(not os.path.exists(os.path.join(t, "d0")), "-np %d: the rest is gone" % np)
+    for d in ("d2/s1", "d7", "d15/s0"):
+        os.chmod(os.path.join(t, d), 0o755)
+
+
+def ancestors(p):
+    parts = p.split("/")
+    return ["/".join(parts[:i]) for i in range(1, len(parts))]
+
+
+def main():
+    base = os.environ.get("TMPDIR") or "/tmp"
+    for np in (4, 1):
+        for case in (trees, bad_operands):
+            work = tempfile.mkdtemp(prefix="fastrm-mpi-", dir=base)
+            try:
+                case(np, work)
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
+        if os.geteuid() == 0:
+            work = tempfile.mkdtemp(prefix="fastrm-mpi-", dir=base)
+            os.chmod(work, 0o755)
+            try:
+                unremovable(np, work)
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
+        else:
+            print("skip -np %d unremovable: needs root (to run as uid %d)" % (np, NOBODY))
+    print("%d failed" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

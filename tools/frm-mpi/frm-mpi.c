@@ -1,0 +1,945 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * frm-mpi: frm -r across the ranks of an MPI job (mpirun -np N frm-mpi -r
+ * PATH...), for trees too big for one client of a shared file system.
+ *
+ * How the work moves (doc/design.md, "frm-mpi")
+ * - Rank 0 coordinates.  It reads the top of each tree breadth first
+ *   (directories of at most EXPAND_MAX entries, each opened relative to its
+ *   parent with O_NOFOLLOW and checked against the device and inode seen),
+ *   removing the files it meets there, until it has TASKS_PER_WORKER
+ *   subtrees per worker rank (or has read NODES_MAX directories).  Each
+ *   directory not read is a task: its path and the device and inode of
+ *   every directory from the operand down to it.
+ * - Every other rank asks rank 0 for a task, removes that subtree with
+ *   libfastrm's pool (fastrm_rmtreeat, its own workers), says how it went
+ *   and asks again, until rank 0 has none left.  A rank reaches its
+ *   subtree one component at a time with O_NOFOLLOW, checking each
+ *   directory against what rank 0 recorded; the subtree's root is checked
+ *   again by the library's root callback.  No rank holds the whole list:
+ *   rank 0 holds the tasks (bounded), a worker one task.
+ * - A directory rank 0 read is removed by rank 0 once every task below it
+ *   is done, deepest first; if anything below it was left, it is kept
+ *   without a word (the entry left was reported by the rank that met it),
+ *   as GNU rm keeps the directories above a failure.
+ * - With one rank (-np 1) rank 0 removes the operands itself, as frm.
+ *
+ * The contract, across ranks: every rank exits 0 only when every operand
+ * is gone; each entry left is reported once, by the rank that met it.
+ * --stats is the total over ranks, printed once by rank 0.  A rank that
+ * dies makes MPI abort the job (non-zero); running frm-mpi again finishes
+ * it.
+ */
+#define _GNU_SOURCE
+#include <mpi.h>
+
+#include <fastrm/order.h>
+#include <fastrm/rmtree.h>
+
+#include "quote.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* frm's --jobs=auto (tools/frm/frm.c) */
+#define AUTO_JOBS_PER_CPU 4
+#define AUTO_JOBS_MAX 16
+#define JOBS_MAX 64
+/* Rank 0 reads a directory into tasks only if it has at most this many
+ * entries (else the directory is one task), ... */
+#define EXPAND_MAX 4096
+/* ...until there are this many tasks per worker rank, ... */
+#define TASKS_PER_WORKER 16
+/* ...or it has read this many directories (its memory bound). */
+#define NODES_MAX 65536
+/* Deepest chain from an operand to a task. */
+#define DEPTH_MAX 64
+
+enum { TAG_ASK = 1, TAG_TASK, TAG_STOP };
+
+static const char *const program_name = "frm-mpi";
+static int rank, nranks;
+
+struct options {
+	bool recursive, force, verbose, xdev, stats, progress;
+	int preserve_root; /* 0: --no-preserve-root, 1: yes, 2: =all */
+	unsigned jobs;
+	bool jobs_auto;
+	const struct fastrm_order *order;
+};
+static struct options opt = { .preserve_root = 1, .jobs_auto = true };
+
+/* What this rank did. */
+struct counts {
+	unsigned long long files, dirs, failures;
+};
+static struct counts cnt;
+
+/* ------------------------------------------------------------ messages */
+
+/* One line, written at once (the ranks share the terminal). */
+__attribute__((format(printf, 2, 3)))
+static void error_msg(int err, const char *fmt, ...)
+{
+	char buf[8192];
+	int n = snprintf(buf, sizeof buf, "%s: ", program_name);
+	va_list ap;
+	va_start(ap, fmt);
+	n += vsnprintf(buf + n, sizeof buf - (size_t)n, fmt, ap);
+	va_end(ap);
+	if (err && n < (int)sizeof buf)
+		n += snprintf(buf + n, sizeof buf - (size_t)n, ": %s", strerror(err));
+	if (n > (int)sizeof buf - 2)
+		n = (int)sizeof buf - 2;
+	buf[n++] = '\n';
+	fflush(stdout);
+	if (write(2, buf, (size_t)n) < 0) {
+		/* nowhere to say it */
+	}
+}
+
+static void say_removed(bool is_dir, const char *path)
+{
+	printf(is_dir ? "removed directory %s\n" : "removed %s\n", quote_always(0, path));
+	fflush(stdout);
+}
+
+/* What rm -f does not report: the entry is not there. */
+static bool nonexistent_errno(int e)
+{
+	return e == ENOENT || e == ENOTDIR;
+}
+
+/* A failure: said, counted, unless -f and the entry is not there.
+ * Returns whether it counts. */
+static bool failure(int err, const char *path)
+{
+	if (opt.force && nonexistent_errno(err))
+		return false;
+	error_msg(err, "cannot remove %s", quote_always(0, path));
+	cnt.failures++;
+	return true;
+}
+
+/* ------------------------------------------------- removing a subtree */
+
+/* A subtree as a rank removes it: reached from @comps[0] (an operand,
+ * relative to the working directory) through @comps[1..k-1], each
+ * checked against @ids. */
+struct subtree {
+	int k;
+	const char *comps[DEPTH_MAX];
+	uint64_t ids[DEPTH_MAX][2];
+	char display[PATH_MAX * 2]; /* the path of comps[k-1], as rm names it */
+	size_t prefix;              /* length of its parent's part, with '/' */
+};
+
+struct cbctx {
+	const struct subtree *s;
+	char buf[PATH_MAX * 3];
+};
+
+static const char *shown(struct cbctx *c, const char *libpath)
+{
+	snprintf(c->buf, sizeof c->buf, "%.*s%s", (int)c->s->prefix, c->s->display, libpath);
+	return c->buf;
+}
+
+static int cb_root(void *ctx, const struct fastrm_rmtree_entry *e)
+{
+	struct cbctx *c = ctx;
+	const struct subtree *s = c->s;
+	if ((uint64_t)e->st->st_dev == s->ids[s->k - 1][0] &&
+	    (uint64_t)e->st->st_ino == s->ids[s->k - 1][1])
+		return 0;
+	/* not the directory rank 0 saw: replaced meanwhile; left alone */
+	error_msg(ENOENT, "cannot remove %s", quote_always(0, shown(c, e->path)));
+	cnt.failures++;
+	return 1;
+}
+
+static void cb_removed(void *ctx, const struct fastrm_rmtree_entry *e)
+{
+	struct cbctx *c = ctx;
+	if (e->is_dir)
+		cnt.dirs++;
+	else
+		cnt.files++;
+	if (opt.verbose)
+		say_removed(e->is_dir, shown(c, e->path));
+}
+
+static int cb_failed(void *ctx, const struct fastrm_rmtree_entry *e,
+                     enum fastrm_rmtree_error what, int err)
+{
+	struct cbctx *c = ctx;
+	const char *p = shown(c, e->path);
+	switch (what) {
+	case FASTRM_RMTREE_EWALK:
+		error_msg(err, "traversal failed: %s", quote_if_needed(0, p));
+		break;
+	case FASTRM_RMTREE_ECYCLE:
+		error_msg(0, "WARNING: Circular directory structure.\n"
+		             "This almost certainly means that you have a corrupted file system.\n"
+		             "NOTIFY YOUR SYSTEM MANAGER.\n"
+		             "The following directory is part of the cycle:\n  %s",
+		          quote_always(0, p));
+		break;
+	case FASTRM_RMTREE_EXDEV:
+		error_msg(0, "skipping %s, since it's on a different device",
+		          quote_always(0, p));
+		break;
+	default:
+		if (opt.force && nonexistent_errno(err))
+			return 0;
+		error_msg(err, "cannot remove %s", quote_always(0, p));
+		break;
+	}
+	cnt.failures++;
+	return 1;
+}
+
+static void rmtree_opts(struct fastrm_rmtree_opts *o, struct cbctx *c)
+{
+	memset(o, 0, sizeof *o);
+	o->size = sizeof *o;
+	o->workers = opt.jobs;
+	o->order = opt.order;
+	o->flags = (opt.xdev ? FASTRM_RMTREE_XDEV : 0) |
+	           (opt.jobs_auto ? FASTRM_RMTREE_FIT_WORKERS : 0);
+	o->ctx = c;
+	o->root = cb_root;
+	o->removed = cb_removed;
+	o->failed = cb_failed;
+}
+
+/* Open comps[0..upto-1], each checked.  Returns the fd of comps[upto-1]
+ * (AT_FDCWD when @upto is 0), or -1 with errno set. */
+static int open_chain(const struct subtree *s, int upto)
+{
+	int fd = AT_FDCWD;
+	for (int i = 0; i < upto; i++) {
+		int nfd = openat(fd, s->comps[i],
+		                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int e = errno;
+		struct stat sb;
+		if (nfd >= 0 && (fstat(nfd, &sb) < 0 || (uint64_t)sb.st_dev != s->ids[i][0] ||
+		                 (uint64_t)sb.st_ino != s->ids[i][1])) {
+			close(nfd);
+			nfd = -1;
+			e = ENOENT; /* not the directory seen: moved or replaced */
+		}
+		if (fd != AT_FDCWD)
+			close(fd);
+		if (nfd < 0) {
+			errno = e;
+			return -1;
+		}
+		fd = nfd;
+	}
+	return fd;
+}
+
+/* Remove subtree @s (the directory comps[k-1] and all below it).  Returns
+ * the failures it counted. */
+static unsigned long long remove_subtree(const struct subtree *s)
+{
+	unsigned long long before = cnt.failures;
+	int pfd = open_chain(s, s->k - 1);
+	if (pfd == -1) {
+		failure(errno, s->display);
+		return cnt.failures - before;
+	}
+	struct cbctx c = { .s = s };
+	struct fastrm_rmtree_opts o;
+	rmtree_opts(&o, &c);
+	/* refusals are rank 0's, with rm's words, before anything is read */
+	o.flags |= FASTRM_RMTREE_ALLOW_DOTS | FASTRM_RMTREE_NO_PRESERVE_ROOT;
+	char *paths[] = { (char *)s->comps[s->k - 1], NULL };
+	int rc = fastrm_rmtreeat(pfd, paths, &o, NULL);
+	if (rc < 0) {
+		error_msg(-rc, "cannot remove %s", quote_always(0, s->display));
+		cnt.failures++;
+	}
+	if (pfd != AT_FDCWD)
+		close(pfd);
+	return cnt.failures - before;
+}
+
+/* ------------------------------------------------ rank 0: the top */
+
+struct node {
+	char *name;       /* in its parent; an operand: as given */
+	long parent;      /* -1: an operand */
+	uint64_t dev, ino;
+	int depth;        /* 0: an operand */
+	bool task;        /* removed as a whole by a rank */
+	bool kept;        /* something in it was left */
+};
+
+static struct node *nodes;
+static size_t nnodes, nodecap;
+
+static long add_node(char *name, long parent, const struct stat *sb)
+{
+	if (nnodes == nodecap) {
+		size_t cap = nodecap ? 2 * nodecap : 256;
+		struct node *n = realloc(nodes, cap * sizeof *n);
+		if (!n) {
+			free(name);
+			return -1;
+		}
+		nodes = n;
+		nodecap = cap;
+	}
+	nodes[nnodes] = (struct node){ name, parent, (uint64_t)sb->st_dev,
+	                               (uint64_t)sb->st_ino,
+	                               parent < 0 ? 0 : nodes[parent].depth + 1,
+	                               false, false };
+	return (long)nnodes++;
+}
+
+/* Subtree @s of node @i: its chain from the operand, and its path. */
+static void subtree_of(long i, struct subtree *s)
+{
+	long chain[DEPTH_MAX];
+	int k = 0;
+	for (long j = i; j >= 0 && k < DEPTH_MAX; j = nodes[j].parent)
+		chain[k++] = j;
+	s->k = k;
+	size_t len = 0;
+	s->display[0] = '\0';
+	for (int c = 0; c < k; c++) {
+		const struct node *n = &nodes[chain[k - 1 - c]];
+		s->comps[c] = n->name;
+		s->ids[c][0] = n->dev;
+		s->ids[c][1] = n->ino;
+		if (c == k - 1)
+			s->prefix = len;
+		if (c > 0 && len > 0 && s->display[len - 1] != '/' && len < sizeof s->display - 1)
+			s->display[len++] = '/';
+		if (c == k - 1)
+			s->prefix = len;
+		int w = snprintf(s->display + len, sizeof s->display - len, "%s", n->name);
+		if (w > 0)
+			len += (size_t)w < sizeof s->display - len ? (size_t)w : sizeof s->display - len - 1;
+	}
+	if (k == 1)
+		s->prefix = 0;
+}
+
+/* Read directory @i: if it has at most EXPAND_MAX entries, remove its
+ * files now and make its subdirectories nodes; else leave it to be a
+ * task.  Returns whether it was read into nodes. */
+static bool expand(long i)
+{
+	struct subtree s;
+	subtree_of(i, &s);
+	int fd = open_chain(&s, s.k);
+	if (fd < 0)
+		return false; /* a task then: its rank reports what it finds */
+	int dfd = dup(fd);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
+		close(fd);
+		return false;
+	}
+	struct ent {
+		char *name;
+		bool dir;
+	} *v = malloc(EXPAND_MAX * sizeof *v);
+	size_t n = 0;
+	bool small = v != NULL;
+	struct dirent *de;
+	while (small && (de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (n == EXPAND_MAX) {
+			small = false;
+			break;
+		}
+		bool dir = de->d_type == DT_DIR;
+		if (de->d_type == DT_UNKNOWN) {
+			struct stat sb;
+			dir = fstatat(fd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+			      S_ISDIR(sb.st_mode);
+		}
+		if (!(v[n].name = strdup(de->d_name)))
+			small = false;
+		else
+			v[n++].dir = dir;
+	}
+	closedir(d);
+	if (!small || nnodes + n > NODES_MAX) {
+		for (size_t j = 0; j < n; j++)
+			free(v[j].name);
+		free(v);
+		close(fd);
+		return false;
+	}
+	char path[PATH_MAX * 3];
+	for (size_t j = 0; j < n; j++) {
+		snprintf(path, sizeof path, "%s%s%s", s.display,
+		         s.display[strlen(s.display) - 1] == '/' ? "" : "/", v[j].name);
+		if (v[j].dir) {
+			struct stat sb;
+			if (fstatat(fd, v[j].name, &sb, AT_SYMLINK_NOFOLLOW) < 0) {
+				if (failure(errno, path))
+					nodes[i].kept = true;
+				free(v[j].name);
+			} else if (!S_ISDIR(sb.st_mode)) {
+				goto file; /* replaced by a file meanwhile */
+			} else if (opt.xdev && sb.st_dev != (dev_t)nodes[i].dev) {
+				error_msg(0, "skipping %s, since it's on a different device",
+				          quote_always(0, path));
+				cnt.failures++;
+				nodes[i].kept = true;
+				free(v[j].name);
+			} else if (add_node(v[j].name, i, &sb) < 0) {
+				error_msg(ENOMEM, "cannot remove %s", quote_always(0, path));
+				cnt.failures++;
+				nodes[i].kept = true;
+			}
+			continue;
+		}
+	file:
+		if (unlinkat(fd, v[j].name, 0) == 0) {
+			cnt.files++;
+			if (opt.verbose)
+				say_removed(false, path);
+		} else if (errno == EISDIR) {
+			/* a directory now: its own task */
+			struct stat sb;
+			if (fstatat(fd, v[j].name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    add_node(v[j].name, i, &sb) >= 0)
+				continue;
+			if (failure(EISDIR, path))
+				nodes[i].kept = true;
+		} else if (failure(errno, path)) {
+			nodes[i].kept = true;
+		}
+		free(v[j].name);
+	}
+	free(v);
+	close(fd);
+	return true;
+}
+
+/* Remove directory node @i, whose tasks are all done: rmdir, or (if it
+ * got entries meanwhile) the whole of it again through the library. */
+static void remove_node(long i)
+{
+	struct subtree s;
+	subtree_of(i, &s);
+	int pfd = open_chain(&s, s.k - 1);
+	if (pfd == -1) {
+		if (failure(errno, s.display) && nodes[i].parent >= 0)
+			nodes[nodes[i].parent].kept = true;
+		return;
+	}
+	const char *name = s.comps[s.k - 1];
+	struct stat sb;
+	int err = 0;
+	if (fstatat(pfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
+		err = errno;
+	else if ((uint64_t)sb.st_dev != nodes[i].dev || (uint64_t)sb.st_ino != nodes[i].ino)
+		err = ENOENT; /* replaced: not what was read */
+	else if (unlinkat(pfd, name, AT_REMOVEDIR) < 0)
+		err = errno;
+	if (!err) {
+		cnt.dirs++;
+		if (opt.verbose)
+			say_removed(true, s.display);
+	} else if (err == ENOTEMPTY || err == EEXIST) {
+		/* new entries came: remove them all, as a task */
+		if (remove_subtree(&s) && nodes[i].parent >= 0)
+			nodes[nodes[i].parent].kept = true;
+	} else if (failure(err, s.display) && nodes[i].parent >= 0) {
+		nodes[nodes[i].parent].kept = true;
+	}
+	if (pfd != AT_FDCWD)
+		close(pfd);
+}
+
+static bool last_is_dots(const char *path)
+{
+	size_t end = strlen(path);
+	while (end > 1 && path[end - 1] == '/')
+		end--;
+	size_t b = end;
+	while (b > 0 && path[b - 1] != '/')
+		b--;
+	size_t n = end - b;
+	return (n == 1 && path[b] == '.') || (n == 2 && path[b] == '.' && path[b + 1] == '.');
+}
+
+/* An operand: refused as rm refuses it, removed if not a directory, else
+ * a node.  Returns the node, or -1. */
+static long operand(const char *a, const struct stat *root)
+{
+	struct stat sb;
+	if (last_is_dots(a)) {
+		error_msg(0, "refusing to remove '.' or '..' directory: skipping %s",
+		          quote_always(0, a));
+		cnt.failures++;
+		return -1;
+	}
+	if (lstat(a, &sb) < 0) {
+		failure(errno, a);
+		return -1;
+	}
+	if (!S_ISDIR(sb.st_mode)) {
+		if (unlink(a) == 0) {
+			cnt.files++;
+			if (opt.verbose)
+				say_removed(false, a);
+		} else {
+			failure(errno, a);
+		}
+		return -1;
+	}
+	if (opt.preserve_root && root && sb.st_dev == root->st_dev && sb.st_ino == root->st_ino) {
+		if (strcmp(a, "/") == 0)
+			error_msg(0, "it is dangerous to operate recursively on %s",
+			          quote_always(0, a));
+		else
+			error_msg(0, "it is dangerous to operate recursively on %s (same as %s)",
+			          quote_always(0, a), quote_always(1, "/"));
+		error_msg(0, "use --no-preserve-root to override this failsafe");
+		cnt.failures++;
+		return -1;
+	}
+	if (opt.preserve_root == 2) {
+		char parent[PATH_MAX];
+		snprintf(parent, sizeof parent, "%s/..", a);
+		struct stat pb;
+		if (stat(parent, &pb) == 0 && pb.st_dev != sb.st_dev) {
+			error_msg(0, "skipping %s, since it's on a different device",
+			          quote_always(0, a));
+			error_msg(0, "and --preserve-root=all is in effect");
+			cnt.failures++;
+			return -1;
+		}
+	}
+	char *name = strdup(a);
+	long i = name ? add_node(name, -1, &sb) : -1;
+	if (i < 0) {
+		error_msg(ENOMEM, "cannot remove %s", quote_always(0, a));
+		cnt.failures++;
+	}
+	return i;
+}
+
+/* ------------------------------------------------- the task messages */
+
+/* A task on the wire: int64 id, int32 k, k (dev, ino) pairs, then the
+ * display path and the k component names, each NUL-terminated. */
+static size_t pack(long id, const struct subtree *s, char *buf, size_t cap)
+{
+	size_t off = 0;
+	int64_t id64 = id;
+	int32_t k = s->k;
+	memcpy(buf + off, &id64, 8), off += 8;
+	memcpy(buf + off, &k, 4), off += 4;
+	memcpy(buf + off, s->ids, (size_t)k * 16), off += (size_t)k * 16;
+	uint64_t prefix = s->prefix;
+	memcpy(buf + off, &prefix, 8), off += 8;
+	size_t dl = strlen(s->display) + 1;
+	if (off + dl > cap)
+		return 0;
+	memcpy(buf + off, s->display, dl), off += dl;
+	for (int i = 0; i < k; i++) {
+		size_t l = strlen(s->comps[i]) + 1;
+		if (off + l > cap)
+			return 0;
+		memcpy(buf + off, s->comps[i], l), off += l;
+	}
+	return off;
+}
+
+static long unpack(char *buf, size_t len, struct subtree *s)
+{
+	size_t off = 0;
+	int64_t id;
+	int32_t k;
+	uint64_t prefix;
+	memcpy(&id, buf, 8), off += 8;
+	memcpy(&k, buf + off, 4), off += 4;
+	if (k < 1 || k > DEPTH_MAX)
+		return -1;
+	s->k = k;
+	memcpy(s->ids, buf + off, (size_t)k * 16), off += (size_t)k * 16;
+	memcpy(&prefix, buf + off, 8), off += 8;
+	s->prefix = (size_t)prefix;
+	snprintf(s->display, sizeof s->display, "%s", buf + off);
+	off += strlen(buf + off) + 1;
+	for (int i = 0; i < k && off < len; i++) {
+		s->comps[i] = buf + off;
+		off += strlen(buf + off) + 1;
+	}
+	return (long)id;
+}
+
+#define MSG_MAX (16 + DEPTH_MAX * 16 + 8 + 3 * PATH_MAX)
+
+/* Report of a worker rank: the task it finished (-1: none yet) and the
+ * failures it counted there. */
+struct ask {
+	int64_t done;
+	uint64_t failures;
+};
+
+/* Rank 0 with worker ranks: hand the tasks out, take the reports. */
+static void coordinate(const long *tasks, size_t ntasks)
+{
+	char *buf = malloc(MSG_MAX);
+	size_t next = 0, done = 0;
+	int active = nranks - 1;
+	time_t last = time(NULL);
+	while (active > 0 && buf) {
+		struct ask a;
+		MPI_Status st;
+		MPI_Recv(&a, (int)sizeof a, MPI_BYTE, MPI_ANY_SOURCE, TAG_ASK, MPI_COMM_WORLD, &st);
+		if (a.done >= 0) {
+			done++;
+			if (a.failures && nodes[a.done].parent >= 0)
+				nodes[nodes[a.done].parent].kept = true;
+			if (opt.progress && (time(NULL) != last || done == ntasks)) {
+				last = time(NULL);
+				error_msg(0, "%zu of %zu subtrees removed", done, ntasks);
+			}
+		}
+		size_t len = 0;
+		while (next < ntasks && len == 0) {
+			struct subtree s;
+			subtree_of(tasks[next], &s);
+			len = pack(tasks[next], &s, buf, MSG_MAX);
+			if (len == 0) { /* too long a path for one message */
+				error_msg(ENAMETOOLONG, "cannot remove %s", quote_always(0, s.display));
+				cnt.failures++;
+				if (nodes[tasks[next]].parent >= 0)
+					nodes[nodes[tasks[next]].parent].kept = true;
+				next++;
+			}
+		}
+		if (len) {
+			next++;
+			MPI_Send(buf, (int)len, MPI_BYTE, st.MPI_SOURCE, TAG_TASK, MPI_COMM_WORLD);
+		} else {
+			MPI_Send(NULL, 0, MPI_BYTE, st.MPI_SOURCE, TAG_STOP, MPI_COMM_WORLD);
+			active--;
+		}
+	}
+	free(buf);
+}
+
+/* A worker rank: ask, remove, report, until told to stop. */
+static void serve(void)
+{
+	char *buf = malloc(MSG_MAX);
+	struct ask a = { -1, 0 };
+	for (;;) {
+		MPI_Send(&a, (int)sizeof a, MPI_BYTE, 0, TAG_ASK, MPI_COMM_WORLD);
+		MPI_Status st;
+		MPI_Probe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+		int len;
+		MPI_Get_count(&st, MPI_BYTE, &len);
+		MPI_Recv(buf, len, MPI_BYTE, 0, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		if (st.MPI_TAG == TAG_STOP || !buf)
+			break;
+		struct subtree s;
+		long id = unpack(buf, (size_t)len, &s);
+		a.done = id;
+		a.failures = id >= 0 ? remove_subtree(&s) : 1;
+	}
+	free(buf);
+}
+
+/* ------------------------------------------------------------- options */
+
+static void try_help(void)
+{
+	fprintf(stderr, "Try '%s --help' for more information.\n", program_name);
+}
+
+static void usage(void)
+{
+	printf("Usage: mpirun -np N %s -r [OPTION]... DIRECTORY...\n", program_name);
+	fputs("Remove the DIRECTORY(ies) and what they hold, recursively, with every rank\n"
+"of an MPI job: rank 0 reads the top of each tree and hands its subtrees out;\n"
+"every other rank removes the subtrees it is given with libfastrm's workers.\n"
+"\n"
+"  -r, -R, --recursive   required: remove directories and their contents\n"
+"  -f, --force           ignore nonexistent files and arguments\n"
+"  -v, --verbose         explain what is being done\n"
+"      --one-file-system  skip a directory on a file system other than its\n"
+"                          operand's\n"
+"      --no-preserve-root  do not treat '/' specially\n"
+"      --preserve-root[=all]  do not remove '/' (default); with 'all',\n"
+"                          reject an operand on a device other than its parent's\n"
+"      --stats           print what was removed, over all ranks, at the end\n"
+"      --progress        rank 0 says how many subtrees are done, each second\n"
+"      --jobs=N          workers per rank (1-64, or auto: the default, 4 per CPU,\n"
+"                          at most 16, fitted to the device)\n"
+"      --order=POLICY    auto, directory, inode, chunked, global or gnulib\n"
+"      --help            display this help and exit\n"
+"      --version         output version information and exit\n"
+"\n"
+"Prompts (-i, -I, --interactive) are refused: ranks cannot ask. Exit status:\n"
+"0 on every rank when every operand is gone, 1 on every rank otherwise.\n", stdout);
+}
+
+enum { OPT_ONE_FS = 256, OPT_NO_PRESERVE, OPT_PRESERVE, OPT_STATS, OPT_PROGRESS,
+       OPT_JOBS, OPT_ORDER, OPT_INTERACTIVE, OPT_HELP, OPT_VERSION };
+
+static const struct option long_opts[] = {
+	{ "recursive", no_argument, NULL, 'r' },
+	{ "force", no_argument, NULL, 'f' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "one-file-system", no_argument, NULL, OPT_ONE_FS },
+	{ "no-preserve-root", no_argument, NULL, OPT_NO_PRESERVE },
+	{ "preserve-root", optional_argument, NULL, OPT_PRESERVE },
+	{ "stats", no_argument, NULL, OPT_STATS },
+	{ "progress", no_argument, NULL, OPT_PROGRESS },
+	{ "jobs", required_argument, NULL, OPT_JOBS },
+	{ "order", required_argument, NULL, OPT_ORDER },
+	{ "interactive", optional_argument, NULL, OPT_INTERACTIVE },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
+static unsigned auto_jobs(void)
+{
+	cpu_set_t set;
+	long cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+	if (cpus < 1)
+		cpus = 1;
+	return cpus >= AUTO_JOBS_MAX / AUTO_JOBS_PER_CPU ? AUTO_JOBS_MAX
+	                                                 : (unsigned)cpus * AUTO_JOBS_PER_CPU;
+}
+
+/* Parse; every rank does the same, only rank 0 speaks.  Returns -1 to go
+ * on, else the exit status. */
+static int parse(int argc, char **argv)
+{
+	bool quiet = rank != 0;
+	int c;
+	opterr = !quiet;
+	opt.order = fastrm_order_by_name("auto");
+	while ((c = getopt_long(argc, argv, "rRfviId", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+		case 'R':
+			opt.recursive = true;
+			break;
+		case 'f':
+			opt.force = true;
+			break;
+		case 'v':
+			opt.verbose = true;
+			break;
+		case OPT_ONE_FS:
+			opt.xdev = true;
+			break;
+		case OPT_NO_PRESERVE:
+			opt.preserve_root = 0;
+			break;
+		case OPT_PRESERVE:
+			if (optarg && strcmp(optarg, "all") != 0) {
+				if (!quiet)
+					error_msg(0, "unrecognized --preserve-root argument: %s",
+					          quote_always(0, optarg));
+				return 1;
+			}
+			opt.preserve_root = optarg ? 2 : 1;
+			break;
+		case OPT_STATS:
+			opt.stats = true;
+			break;
+		case OPT_PROGRESS:
+			opt.progress = true;
+			break;
+		case OPT_JOBS: {
+			if (strcmp(optarg, "auto") == 0) {
+				opt.jobs_auto = true;
+				break;
+			}
+			char *end;
+			errno = 0;
+			long n = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || n < 1 || n > JOBS_MAX) {
+				if (!quiet) {
+					error_msg(0, "invalid number of jobs %s (1 to %d, or auto)",
+					          quote_always(0, optarg), JOBS_MAX);
+					try_help();
+				}
+				return 1;
+			}
+			opt.jobs = (unsigned)n;
+			opt.jobs_auto = false;
+			break;
+		}
+		case OPT_ORDER:
+			opt.order = fastrm_order_by_name(optarg);
+			if (!opt.order) {
+				if (!quiet) {
+					/* frm's words (argmatch's) */
+					error_msg(0, "invalid argument %s for %s", quote_always(0, optarg),
+					          quote_always(1, "--order"));
+					fputs("Valid arguments are:", stderr);
+					const struct fastrm_order *o;
+					for (size_t i = 0; (o = fastrm_order_builtin(i)) != NULL; i++)
+						fprintf(stderr, "%s %s", i ? "," : "", quote_always(0, o->name));
+					fputc('\n', stderr);
+					try_help();
+				}
+				return 1;
+			}
+			break;
+		case 'i':
+		case 'I':
+		case OPT_INTERACTIVE:
+			if (!quiet)
+				error_msg(0, "prompts (-i, -I, --interactive) are not supported: "
+				             "the ranks cannot ask");
+			return 1;
+		case 'd':
+			break; /* directories are removed anyway */
+		case OPT_HELP:
+			if (!quiet)
+				usage();
+			return 0;
+		case OPT_VERSION:
+			if (!quiet)
+				printf("%s (libfastrm) %s\n", program_name, FASTRM_VERSION_STRING);
+			return 0;
+		default:
+			if (!quiet)
+				try_help();
+			return 1;
+		}
+	}
+	if (opt.jobs_auto)
+		opt.jobs = auto_jobs();
+	if (optind == argc) {
+		if (opt.force)
+			return 0;
+		if (!quiet) {
+			error_msg(0, "missing operand");
+			try_help();
+		}
+		return 1;
+	}
+	if (!opt.recursive) {
+		if (!quiet)
+			error_msg(0, "-r is required: %s removes directories and what they hold",
+			          program_name);
+		return 1;
+	}
+	return -1;
+}
+
+/* ------------------------------------------------------------------ main */
+
+int main(int argc, char **argv)
+{
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+
+	int status = parse(argc, argv);
+	if (status >= 0) {
+		MPI_Finalize();
+		return status;
+	}
+
+	long *tasks = NULL;
+	size_t ntasks = 0;
+	if (rank == 0) {
+		struct stat root;
+		bool root_ok = lstat("/", &root) == 0;
+		for (int i = optind; i < argc; i++)
+			operand(argv[i], root_ok ? &root : NULL);
+		/* breadth first, until there are tasks enough for the workers */
+		size_t want = nranks > 1 ? (size_t)(nranks - 1) * TASKS_PER_WORKER : 0;
+		for (size_t head = 0; head < nnodes; head++) {
+			/* the directories found and not read would be the tasks */
+			size_t waiting = nnodes - head;
+			if (waiting >= want || nodes[head].depth + 1 >= DEPTH_MAX ||
+			    !expand((long)head))
+				nodes[head].task = true;
+		}
+		tasks = malloc((nnodes ? nnodes : 1) * sizeof *tasks);
+		for (size_t i = 0; tasks && i < nnodes; i++)
+			if (nodes[i].task)
+				tasks[ntasks++] = (long)i;
+		if (!tasks) {
+			error_msg(ENOMEM, "cannot remove the operands");
+			cnt.failures++;
+		} else if (nranks > 1) {
+			coordinate(tasks, ntasks);
+		} else {
+			for (size_t i = 0; i < ntasks; i++) {
+				struct subtree s;
+				subtree_of(tasks[i], &s);
+				if (remove_subtree(&s) && nodes[tasks[i]].parent >= 0)
+					nodes[nodes[tasks[i]].parent].kept = true;
+			}
+		}
+		/* the directories read, deepest first (a child's node comes
+		 * after its parent's) */
+		for (size_t i = nnodes; i-- > 0;) {
+			long p = nodes[i].parent;
+			if (nodes[i].task)
+				continue;
+			if (nodes[i].kept) {
+				if (p >= 0)
+					nodes[p].kept = true;
+				continue;
+			}
+			remove_node((long)i);
+		}
+	} else {
+		serve();
+	}
+
+	struct counts all = { 0 };
+	MPI_Reduce(&cnt, &all, 3, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+	if (rank == 0) {
+		status = all.failures ? 1 : 0;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (opt.stats) {
+			double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+			fprintf(stderr, "%s: removed %llu files and %llu directories in %.3f s "
+			        "with %d ranks (%u workers each at most), %zu subtrees handed out; "
+			        "%llu failures\n", program_name, all.files, all.dirs, s, nranks,
+			        opt.jobs, nranks > 1 ? ntasks : 0, all.failures);
+		}
+	}
+	MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	for (size_t i = 0; i < nnodes; i++)
+		free(nodes[i].name);
+	free(nodes);
+	free(tasks);
+	MPI_Finalize();
+	return status;
+}
