@@ -147,6 +147,20 @@ struct subtree {
 	size_t prefix;              /* length of its parent's part, with '/' */
 };
 
+/* This rank's device of the operand, once open_chain() opened it. */
+static dev_t operand_dev;
+
+/* Whether @sb is the directory recorded as @id: the same inode number,
+ * on the device this rank sees the operand on (@dev0; 0: @sb is the
+ * operand).  Ranks on other clients of a shared file system (another
+ * mount, another node) see other device numbers, never other inode
+ * numbers: so the device is compared within a rank only, and the inode
+ * across ranks. */
+static bool is_recorded(const struct stat *sb, const uint64_t id[2], dev_t dev0)
+{
+	return (uint64_t)sb->st_ino == id[1] && (dev0 == 0 || sb->st_dev == dev0);
+}
+
 struct cbctx {
 	const struct subtree *s;
 	char buf[PATH_MAX * 3];
@@ -162,8 +176,7 @@ static int cb_root(void *ctx, const struct fastrm_rmtree_entry *e)
 {
 	struct cbctx *c = ctx;
 	const struct subtree *s = c->s;
-	if ((uint64_t)e->st->st_dev == s->ids[s->k - 1][0] &&
-	    (uint64_t)e->st->st_ino == s->ids[s->k - 1][1])
+	if (is_recorded(e->st, s->ids[s->k - 1], s->k > 1 ? operand_dev : 0))
 		return 0;
 	/* not the directory rank 0 saw: replaced meanwhile; left alone */
 	error_msg(ENOENT, "cannot remove %s", quote_always(0, shown(c, e->path)));
@@ -231,13 +244,16 @@ static void rmtree_opts(struct fastrm_rmtree_opts *o, struct cbctx *c)
 static int open_chain(const struct subtree *s, int upto)
 {
 	int fd = AT_FDCWD;
+	operand_dev = 0;
 	for (int i = 0; i < upto; i++) {
 		int nfd = openat(fd, s->comps[i],
 		                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		int e = errno;
 		struct stat sb;
-		if (nfd >= 0 && (fstat(nfd, &sb) < 0 || (uint64_t)sb.st_dev != s->ids[i][0] ||
-		                 (uint64_t)sb.st_ino != s->ids[i][1])) {
+		bool ok = nfd >= 0 && fstat(nfd, &sb) == 0;
+		if (ok && i == 0)
+			operand_dev = sb.st_dev;
+		if (nfd >= 0 && (!ok || !is_recorded(&sb, s->ids[i], i ? operand_dev : 0))) {
 			close(nfd);
 			nfd = -1;
 			e = ENOENT; /* not the directory seen: moved or replaced */
@@ -457,8 +473,8 @@ static void remove_node(long i)
 	int err = 0;
 	if (fstatat(pfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
 		err = errno;
-	else if ((uint64_t)sb.st_dev != nodes[i].dev || (uint64_t)sb.st_ino != nodes[i].ino)
-		err = ENOENT; /* replaced: not what was read */
+	else if (sb.st_dev != (dev_t)nodes[i].dev || (uint64_t)sb.st_ino != nodes[i].ino)
+		err = ENOENT; /* replaced: not what was read (rank 0's own view) */
 	else if (unlinkat(pfd, name, AT_REMOVEDIR) < 0)
 		err = errno;
 	if (!err) {
