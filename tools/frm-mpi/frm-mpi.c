@@ -13,7 +13,9 @@
  *   every directory from the operand down to it.
  * - Every other rank asks rank 0 for a task, removes that subtree with
  *   libfastrm's pool (fastrm_rmtreeat, its own workers), says how it went
- *   and asks again, until rank 0 has none left.  A rank reaches its
+ *   and asks again, until rank 0 has none left.  Rank 0 removes tasks too
+ *   (where MPI gives MPI_THREAD_SERIALIZED), answering the others from the
+ *   library's callbacks meanwhile, which run one at a time.  A rank reaches its
  *   subtree one component at a time with O_NOFOLLOW, checking each
  *   directory against what rank 0 recorded; the subtree's root is checked
  *   again by the library's root callback.  No rank holds the whole list:
@@ -74,7 +76,7 @@ static const char *const program_name = "frm-mpi";
 static int rank, nranks;
 
 struct options {
-	bool recursive, force, verbose, xdev, stats, progress;
+	bool recursive, force, verbose, xdev, stats, progress, check_path;
 	int preserve_root; /* 0: --no-preserve-root, 1: yes, 2: =all */
 	unsigned jobs;
 	bool jobs_auto;
@@ -158,7 +160,11 @@ static dev_t operand_dev;
  * across ranks. */
 static bool is_recorded(const struct stat *sb, const uint64_t id[2], dev_t dev0)
 {
-	return (uint64_t)sb->st_ino == id[1] && (dev0 == 0 || sb->st_dev == dev0);
+	if (dev0 && sb->st_dev != dev0)
+		return false;
+	/* --check=path: where clients number inodes each their own way
+	 * (sshfs), only the O_NOFOLLOW steps and each rank's own checks */
+	return opt.check_path || (uint64_t)sb->st_ino == id[1];
 }
 
 struct cbctx {
@@ -184,9 +190,12 @@ static int cb_root(void *ctx, const struct fastrm_rmtree_entry *e)
 	return 1;
 }
 
+static void poll_requests(void);
+
 static void cb_removed(void *ctx, const struct fastrm_rmtree_entry *e)
 {
 	struct cbctx *c = ctx;
+	poll_requests();
 	if (e->is_dir)
 		cnt.dirs++;
 	else
@@ -253,6 +262,15 @@ static int open_chain(const struct subtree *s, int upto)
 		bool ok = nfd >= 0 && fstat(nfd, &sb) == 0;
 		if (ok && i == 0)
 			operand_dev = sb.st_dev;
+		if (ok && i == 0 && rank != 0 && !is_recorded(&sb, s->ids[0], 0)) {
+			static bool said;
+			if (!said)
+				error_msg(0, "rank %d does not see the inode numbers rank 0 sees in "
+				          "%s (a client that numbers inodes its own way, such as "
+				          "sshfs?): nothing there removed; --check=path removes "
+				          "without comparing them", rank, quote_always(0, s->comps[0]));
+			said = true;
+		}
 		if (nfd >= 0 && (!ok || !is_recorded(&sb, s->ids[i], i ? operand_dev : 0))) {
 			close(nfd);
 			nfd = -1;
@@ -620,48 +638,163 @@ struct ask {
 	uint64_t failures;
 };
 
-/* Rank 0 with worker ranks: hand the tasks out, take the reports. */
-static void coordinate(const long *tasks, size_t ntasks)
+/* Wait for a message from @source with @tag, sleeping between looks:
+ * Open MPI's blocking calls poll, and a rank that waits would take a CPU
+ * from the ranks at work (and from the file system's client) whenever
+ * ranks share a machine.  The sleep grows from 50 us to 2 ms. */
+static void wait_for(int source, int tag, MPI_Status *st)
 {
-	char *buf = malloc(MSG_MAX);
-	size_t next = 0, done = 0;
-	int active = nranks - 1;
-	time_t last = time(NULL);
-	while (active > 0 && buf) {
-		struct ask a;
-		MPI_Status st;
-		MPI_Recv(&a, (int)sizeof a, MPI_BYTE, MPI_ANY_SOURCE, TAG_ASK, MPI_COMM_WORLD, &st);
-		if (a.done >= 0) {
-			done++;
-			if (a.failures && nodes[a.done].parent >= 0)
-				nodes[nodes[a.done].parent].kept = true;
-			if (opt.progress && (time(NULL) != last || done == ntasks)) {
-				last = time(NULL);
-				error_msg(0, "%zu of %zu subtrees removed", done, ntasks);
-			}
-		}
-		size_t len = 0;
-		while (next < ntasks && len == 0) {
-			struct subtree s;
-			subtree_of(tasks[next], &s);
-			len = pack(tasks[next], &s, buf, MSG_MAX);
-			if (len == 0) { /* too long a path for one message */
-				error_msg(ENAMETOOLONG, "cannot remove %s", quote_always(0, s.display));
-				cnt.failures++;
-				if (nodes[tasks[next]].parent >= 0)
-					nodes[nodes[tasks[next]].parent].kept = true;
-				next++;
-			}
-		}
-		if (len) {
-			next++;
-			MPI_Send(buf, (int)len, MPI_BYTE, st.MPI_SOURCE, TAG_TASK, MPI_COMM_WORLD);
-		} else {
-			MPI_Send(NULL, 0, MPI_BYTE, st.MPI_SOURCE, TAG_STOP, MPI_COMM_WORLD);
-			active--;
+	long ns = 50000;
+	for (;;) {
+		int flag;
+		MPI_Iprobe(source, tag, MPI_COMM_WORLD, &flag, st);
+		if (flag)
+			return;
+		struct timespec ts = { 0, ns };
+		nanosleep(&ts, NULL);
+		if (ns < 2000000)
+			ns *= 2;
+	}
+}
+
+/* Every rank here, the same way (before the collective calls at the end,
+ * which poll). */
+static void barrier_sleeping(void)
+{
+	MPI_Request req;
+	MPI_Ibarrier(MPI_COMM_WORLD, &req);
+	long ns = 50000;
+	for (;;) {
+		int flag;
+		MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+		if (flag)
+			return;
+		struct timespec ts = { 0, ns };
+		nanosleep(&ts, NULL);
+		if (ns < 2000000)
+			ns *= 2;
+	}
+}
+
+/* Rank 0 with worker ranks: the tasks, and where handing them out stands. */
+static struct {
+	const long *tasks;
+	size_t ntasks, next, done;
+	int active;       /* worker ranks not told to stop */
+	char *buf;
+	time_t last;
+	bool polling;     /* rank 0 removes a task of its own: the library's
+	                     callbacks answer the other ranks meanwhile */
+	unsigned since;   /* entries removed since the last look */
+} co;
+
+static void task_done(long id, unsigned long long failures)
+{
+	co.done++;
+	if (failures && nodes[id].parent >= 0)
+		nodes[nodes[id].parent].kept = true;
+	if (opt.progress && (time(NULL) != co.last || co.done == co.ntasks)) {
+		co.last = time(NULL);
+		error_msg(0, "%zu of %zu subtrees removed", co.done, co.ntasks);
+	}
+}
+
+/* The next task that fits a message into co.buf (its length), or 0. */
+static size_t next_task(void)
+{
+	size_t len = 0;
+	while (co.next < co.ntasks && len == 0) {
+		struct subtree s;
+		subtree_of(co.tasks[co.next], &s);
+		len = pack(co.tasks[co.next], &s, co.buf, MSG_MAX);
+		if (len == 0) { /* too long a path for one message */
+			error_msg(ENAMETOOLONG, "cannot remove %s", quote_always(0, s.display));
+			cnt.failures++;
+			task_done(co.tasks[co.next], 1);
+			co.next++;
 		}
 	}
-	free(buf);
+	return len;
+}
+
+/* A worker rank's report and request: the next task, or stop. */
+static void answer(const struct ask *a, int source)
+{
+	if (a->done >= 0)
+		task_done((long)a->done, a->failures);
+	size_t len = next_task();
+	if (len) {
+		co.next++;
+		MPI_Send(co.buf, (int)len, MPI_BYTE, source, TAG_TASK, MPI_COMM_WORLD);
+	} else {
+		MPI_Send(NULL, 0, MPI_BYTE, source, TAG_STOP, MPI_COMM_WORLD);
+		co.active--;
+	}
+}
+
+/* Answer every request waiting, without blocking. */
+static void answer_waiting(void)
+{
+	for (;;) {
+		int flag;
+		MPI_Status st;
+		MPI_Iprobe(MPI_ANY_SOURCE, TAG_ASK, MPI_COMM_WORLD, &flag, &st);
+		if (!flag)
+			return;
+		struct ask a;
+		MPI_Recv(&a, (int)sizeof a, MPI_BYTE, st.MPI_SOURCE, TAG_ASK, MPI_COMM_WORLD,
+		         MPI_STATUS_IGNORE);
+		answer(&a, st.MPI_SOURCE);
+	}
+}
+
+/* From the library's callbacks while rank 0 removes a task: a look at the
+ * requests every POLL_EVERY entries (the callbacks run one at a time, so
+ * MPI_THREAD_SERIALIZED holds). */
+#define POLL_EVERY 32
+static void poll_requests(void)
+{
+	if (co.polling && ++co.since >= POLL_EVERY) {
+		co.since = 0;
+		answer_waiting();
+	}
+}
+
+/* Rank 0 with worker ranks: hand the tasks out and take the reports; with
+ * MPI_THREAD_SERIALIZED, remove tasks too, answering the others from the
+ * library's callbacks meanwhile. */
+static void coordinate(const long *tasks, size_t ntasks, bool serialized)
+{
+	co.tasks = tasks;
+	co.ntasks = ntasks;
+	co.active = nranks - 1;
+	co.last = time(NULL);
+	co.buf = malloc(MSG_MAX);
+	if (!co.buf) {
+		MPI_Abort(MPI_COMM_WORLD, 1);
+		return;
+	}
+	while (serialized && co.next < co.ntasks) {
+		answer_waiting();
+		if (co.next >= co.ntasks)
+			break;
+		long id = co.tasks[co.next++];
+		struct subtree s;
+		subtree_of(id, &s);
+		co.polling = true;
+		unsigned long long f = remove_subtree(&s);
+		co.polling = false;
+		task_done(id, f);
+	}
+	while (co.active > 0) {
+		struct ask a;
+		MPI_Status st;
+		wait_for(MPI_ANY_SOURCE, TAG_ASK, &st);
+		MPI_Recv(&a, (int)sizeof a, MPI_BYTE, st.MPI_SOURCE, TAG_ASK, MPI_COMM_WORLD,
+		         MPI_STATUS_IGNORE);
+		answer(&a, st.MPI_SOURCE);
+	}
+	free(co.buf);
 }
 
 /* A worker rank: ask, remove, report, until told to stop. */
@@ -672,7 +805,7 @@ static void serve(void)
 	for (;;) {
 		MPI_Send(&a, (int)sizeof a, MPI_BYTE, 0, TAG_ASK, MPI_COMM_WORLD);
 		MPI_Status st;
-		MPI_Probe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+		wait_for(0, MPI_ANY_TAG, &st);
 		int len;
 		MPI_Get_count(&st, MPI_BYTE, &len);
 		MPI_Recv(buf, len, MPI_BYTE, 0, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -713,6 +846,10 @@ static void usage(void)
 "      --jobs=N          workers per rank (1-64, or auto: the default, 4 per CPU,\n"
 "                          at most 16, fitted to the device)\n"
 "      --order=POLICY    auto, directory, inode, chunked, global or gnulib\n"
+"      --check=WHAT      how a rank knows a directory is the one rank 0 read:\n"
+"                          inode (default: its inode number) or path (only\n"
+"                          the O_NOFOLLOW steps to it: for clients that\n"
+"                          number inodes each their own way, such as sshfs)\n"
 "      --help            display this help and exit\n"
 "      --version         output version information and exit\n"
 "\n"
@@ -721,7 +858,7 @@ static void usage(void)
 }
 
 enum { OPT_ONE_FS = 256, OPT_NO_PRESERVE, OPT_PRESERVE, OPT_STATS, OPT_PROGRESS,
-       OPT_JOBS, OPT_ORDER, OPT_INTERACTIVE, OPT_HELP, OPT_VERSION };
+       OPT_JOBS, OPT_ORDER, OPT_INTERACTIVE, OPT_HELP, OPT_VERSION, OPT_CHECK };
 
 static const struct option long_opts[] = {
 	{ "recursive", no_argument, NULL, 'r' },
@@ -734,6 +871,7 @@ static const struct option long_opts[] = {
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "jobs", required_argument, NULL, OPT_JOBS },
 	{ "order", required_argument, NULL, OPT_ORDER },
+	{ "check", required_argument, NULL, OPT_CHECK },
 	{ "interactive", optional_argument, NULL, OPT_INTERACTIVE },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -787,6 +925,18 @@ static int parse(int argc, char **argv)
 			break;
 		case OPT_STATS:
 			opt.stats = true;
+			break;
+		case OPT_CHECK:
+			if (strcmp(optarg, "inode") != 0 && strcmp(optarg, "path") != 0) {
+				if (!quiet) {
+					error_msg(0, "invalid argument %s for %s", quote_always(0, optarg),
+					          quote_always(1, "--check"));
+					fputs("Valid arguments are: 'inode', 'path'\n", stderr);
+					try_help();
+				}
+				return 1;
+			}
+			opt.check_path = strcmp(optarg, "path") == 0;
 			break;
 		case OPT_PROGRESS:
 			opt.progress = true;
@@ -875,7 +1025,9 @@ static int parse(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	MPI_Init(&argc, &argv);
+	int provided = MPI_THREAD_SINGLE;
+	MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+	bool serialized = provided >= MPI_THREAD_SERIALIZED;
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -912,7 +1064,7 @@ int main(int argc, char **argv)
 			error_msg(ENOMEM, "cannot remove the operands");
 			cnt.failures++;
 		} else if (nranks > 1) {
-			coordinate(tasks, ntasks);
+			coordinate(tasks, ntasks, serialized);
 		} else {
 			for (size_t i = 0; i < ntasks; i++) {
 				struct subtree s;
@@ -938,6 +1090,7 @@ int main(int argc, char **argv)
 		serve();
 	}
 
+	barrier_sleeping();
 	struct counts all = { 0 };
 	MPI_Reduce(&cnt, &all, 3, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
 	if (rank == 0) {
