@@ -41,6 +41,7 @@
 #include "quote.h"
 
 #include <dirent.h>
+#include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -52,6 +53,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -63,8 +65,8 @@
 /* Rank 0 reads a directory into tasks only if it has at most this many
  * entries (else the directory is one task), ... */
 #define EXPAND_MAX 4096
-/* ...until there are this many tasks per worker rank, ... */
-#define TASKS_PER_WORKER 16
+/* ...until there are this many tasks per slot of every rank, ... */
+#define TASKS_PER_SLOT 2
 /* ...or it has read this many directories (its memory bound). */
 #define NODES_MAX 65536
 /* Deepest chain from an operand to a task. */
@@ -89,6 +91,18 @@ struct counts {
 	unsigned long long files, dirs, failures;
 };
 static struct counts cnt;
+/* counted from any thread (tasks run at once, each with its pool) */
+#define COUNT(x) __atomic_add_fetch(&(x), 1, __ATOMIC_RELAXED)
+
+/* Messages from tasks running at once: one at a time (quote_always's
+ * buffers are shared). */
+static pthread_mutex_t say_mu = PTHREAD_MUTEX_INITIALIZER;
+#define SAY(stmt)                                 \
+	do {                                      \
+		pthread_mutex_lock(&say_mu);      \
+		stmt;                             \
+		pthread_mutex_unlock(&say_mu);    \
+	} while (0)
 
 /* ------------------------------------------------------------ messages */
 
@@ -131,8 +145,8 @@ static bool failure(int err, const char *path)
 {
 	if (opt.force && nonexistent_errno(err))
 		return false;
-	error_msg(err, "cannot remove %s", quote_always(0, path));
-	cnt.failures++;
+	SAY(error_msg(err, "cannot remove %s", quote_always(0, path)));
+	COUNT(cnt.failures);
 	return true;
 }
 
@@ -147,10 +161,10 @@ struct subtree {
 	uint64_t ids[DEPTH_MAX][2];
 	char display[PATH_MAX * 2]; /* the path of comps[k-1], as rm names it */
 	size_t prefix;              /* length of its parent's part, with '/' */
+	dev_t dev0;                 /* this rank's device of comps[0], once
+	                               open_chain() opened it */
+	char names[PATH_MAX * 2];   /* where comps point, when unpacked */
 };
-
-/* This rank's device of the operand, once open_chain() opened it. */
-static dev_t operand_dev;
 
 /* Whether @sb is the directory recorded as @id: the same inode number,
  * on the device this rank sees the operand on (@dev0; 0: @sb is the
@@ -169,6 +183,7 @@ static bool is_recorded(const struct stat *sb, const uint64_t id[2], dev_t dev0)
 
 struct cbctx {
 	const struct subtree *s;
+	unsigned long long failures; /* this task's */
 	char buf[PATH_MAX * 3];
 };
 
@@ -182,32 +197,33 @@ static int cb_root(void *ctx, const struct fastrm_rmtree_entry *e)
 {
 	struct cbctx *c = ctx;
 	const struct subtree *s = c->s;
-	if (is_recorded(e->st, s->ids[s->k - 1], s->k > 1 ? operand_dev : 0))
+	if (is_recorded(e->st, s->ids[s->k - 1], s->k > 1 ? s->dev0 : 0))
 		return 0;
 	/* not the directory rank 0 saw: replaced meanwhile; left alone */
-	error_msg(ENOENT, "cannot remove %s", quote_always(0, shown(c, e->path)));
-	cnt.failures++;
+	SAY(error_msg(ENOENT, "cannot remove %s", quote_always(0, shown(c, e->path))));
+	COUNT(cnt.failures);
+	c->failures++;
 	return 1;
 }
-
-static void poll_requests(void);
 
 static void cb_removed(void *ctx, const struct fastrm_rmtree_entry *e)
 {
 	struct cbctx *c = ctx;
-	poll_requests();
 	if (e->is_dir)
-		cnt.dirs++;
+		COUNT(cnt.dirs);
 	else
-		cnt.files++;
+		COUNT(cnt.files);
 	if (opt.verbose)
-		say_removed(e->is_dir, shown(c, e->path));
+		SAY(say_removed(e->is_dir, shown(c, e->path)));
 }
 
 static int cb_failed(void *ctx, const struct fastrm_rmtree_entry *e,
                      enum fastrm_rmtree_error what, int err)
 {
 	struct cbctx *c = ctx;
+	if (what == FASTRM_RMTREE_EREMOVE && opt.force && nonexistent_errno(err))
+		return 0;
+	pthread_mutex_lock(&say_mu);
 	const char *p = shown(c, e->path);
 	switch (what) {
 	case FASTRM_RMTREE_EWALK:
@@ -225,20 +241,23 @@ static int cb_failed(void *ctx, const struct fastrm_rmtree_entry *e,
 		          quote_always(0, p));
 		break;
 	default:
-		if (opt.force && nonexistent_errno(err))
-			return 0;
 		error_msg(err, "cannot remove %s", quote_always(0, p));
 		break;
 	}
-	cnt.failures++;
+	pthread_mutex_unlock(&say_mu);
+	COUNT(cnt.failures);
+	c->failures++;
 	return 1;
 }
+
+/* Workers of each task's pool. */
+static unsigned task_workers = 1;
 
 static void rmtree_opts(struct fastrm_rmtree_opts *o, struct cbctx *c)
 {
 	memset(o, 0, sizeof *o);
 	o->size = sizeof *o;
-	o->workers = opt.jobs;
+	o->workers = task_workers;
 	o->order = opt.order;
 	o->flags = (opt.xdev ? FASTRM_RMTREE_XDEV : 0) |
 	           (opt.jobs_auto ? FASTRM_RMTREE_FIT_WORKERS : 0);
@@ -250,10 +269,10 @@ static void rmtree_opts(struct fastrm_rmtree_opts *o, struct cbctx *c)
 
 /* Open comps[0..upto-1], each checked.  Returns the fd of comps[upto-1]
  * (AT_FDCWD when @upto is 0), or -1 with errno set. */
-static int open_chain(const struct subtree *s, int upto)
+static int open_chain(struct subtree *s, int upto)
 {
 	int fd = AT_FDCWD;
-	operand_dev = 0;
+	s->dev0 = 0;
 	for (int i = 0; i < upto; i++) {
 		int nfd = openat(fd, s->comps[i],
 		                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -261,17 +280,19 @@ static int open_chain(const struct subtree *s, int upto)
 		struct stat sb;
 		bool ok = nfd >= 0 && fstat(nfd, &sb) == 0;
 		if (ok && i == 0)
-			operand_dev = sb.st_dev;
+			s->dev0 = sb.st_dev;
 		if (ok && i == 0 && rank != 0 && !is_recorded(&sb, s->ids[0], 0)) {
 			static bool said;
+			pthread_mutex_lock(&say_mu);
 			if (!said)
 				error_msg(0, "rank %d does not see the inode numbers rank 0 sees in "
 				          "%s (a client that numbers inodes its own way, such as "
 				          "sshfs?): nothing there removed; --check=path removes "
 				          "without comparing them", rank, quote_always(0, s->comps[0]));
 			said = true;
+			pthread_mutex_unlock(&say_mu);
 		}
-		if (nfd >= 0 && (!ok || !is_recorded(&sb, s->ids[i], i ? operand_dev : 0))) {
+		if (nfd >= 0 && (!ok || !is_recorded(&sb, s->ids[i], i ? s->dev0 : 0))) {
 			close(nfd);
 			nfd = -1;
 			e = ENOENT; /* not the directory seen: moved or replaced */
@@ -288,29 +309,33 @@ static int open_chain(const struct subtree *s, int upto)
 }
 
 /* Remove subtree @s (the directory comps[k-1] and all below it).  Returns
- * the failures it counted. */
-static unsigned long long remove_subtree(const struct subtree *s)
+ * the failures it counted.  Tasks run at once, each on its own thread. */
+static unsigned long long remove_subtree(struct subtree *s)
 {
-	unsigned long long before = cnt.failures;
 	int pfd = open_chain(s, s->k - 1);
-	if (pfd == -1) {
-		failure(errno, s->display);
-		return cnt.failures - before;
+	if (pfd == -1)
+		return failure(errno, s->display) ? 1 : 0;
+	struct cbctx *c = malloc(sizeof *c);
+	if (!c) {
+		if (pfd != AT_FDCWD)
+			close(pfd);
+		return failure(ENOMEM, s->display) ? 1 : 0;
 	}
-	struct cbctx c = { .s = s };
+	c->s = s;
+	c->failures = 0;
 	struct fastrm_rmtree_opts o;
-	rmtree_opts(&o, &c);
+	rmtree_opts(&o, c);
 	/* refusals are rank 0's, with rm's words, before anything is read */
 	o.flags |= FASTRM_RMTREE_ALLOW_DOTS | FASTRM_RMTREE_NO_PRESERVE_ROOT;
 	char *paths[] = { (char *)s->comps[s->k - 1], NULL };
 	int rc = fastrm_rmtreeat(pfd, paths, &o, NULL);
-	if (rc < 0) {
-		error_msg(-rc, "cannot remove %s", quote_always(0, s->display));
-		cnt.failures++;
-	}
+	if (rc < 0 && failure(-rc, s->display))
+		c->failures++;
 	if (pfd != AT_FDCWD)
 		close(pfd);
-	return cnt.failures - before;
+	unsigned long long f = c->failures;
+	free(c);
+	return f;
 }
 
 /* ------------------------------------------------ rank 0: the top */
@@ -441,19 +466,19 @@ static bool expand(long i)
 			} else if (opt.xdev && sb.st_dev != (dev_t)nodes[i].dev) {
 				error_msg(0, "skipping %s, since it's on a different device",
 				          quote_always(0, path));
-				cnt.failures++;
+				COUNT(cnt.failures);
 				nodes[i].kept = true;
 				free(v[j].name);
 			} else if (add_node(v[j].name, i, &sb) < 0) {
 				error_msg(ENOMEM, "cannot remove %s", quote_always(0, path));
-				cnt.failures++;
+				COUNT(cnt.failures);
 				nodes[i].kept = true;
 			}
 			continue;
 		}
 	file:
 		if (unlinkat(fd, v[j].name, 0) == 0) {
-			cnt.files++;
+			COUNT(cnt.files);
 			if (opt.verbose)
 				say_removed(false, path);
 		} else if (errno == EISDIR) {
@@ -496,7 +521,7 @@ static void remove_node(long i)
 	else if (unlinkat(pfd, name, AT_REMOVEDIR) < 0)
 		err = errno;
 	if (!err) {
-		cnt.dirs++;
+		COUNT(cnt.dirs);
 		if (opt.verbose)
 			say_removed(true, s.display);
 	} else if (err == ENOTEMPTY || err == EEXIST) {
@@ -530,7 +555,7 @@ static long operand(const char *a, const struct stat *root)
 	if (last_is_dots(a)) {
 		error_msg(0, "refusing to remove '.' or '..' directory: skipping %s",
 		          quote_always(0, a));
-		cnt.failures++;
+		COUNT(cnt.failures);
 		return -1;
 	}
 	if (lstat(a, &sb) < 0) {
@@ -539,7 +564,7 @@ static long operand(const char *a, const struct stat *root)
 	}
 	if (!S_ISDIR(sb.st_mode)) {
 		if (unlink(a) == 0) {
-			cnt.files++;
+			COUNT(cnt.files);
 			if (opt.verbose)
 				say_removed(false, a);
 		} else {
@@ -555,7 +580,7 @@ static long operand(const char *a, const struct stat *root)
 			error_msg(0, "it is dangerous to operate recursively on %s (same as %s)",
 			          quote_always(0, a), quote_always(1, "/"));
 		error_msg(0, "use --no-preserve-root to override this failsafe");
-		cnt.failures++;
+		COUNT(cnt.failures);
 		return -1;
 	}
 	if (opt.preserve_root == 2) {
@@ -566,7 +591,7 @@ static long operand(const char *a, const struct stat *root)
 			error_msg(0, "skipping %s, since it's on a different device",
 			          quote_always(0, a));
 			error_msg(0, "and --preserve-root=all is in effect");
-			cnt.failures++;
+			COUNT(cnt.failures);
 			return -1;
 		}
 	}
@@ -574,7 +599,7 @@ static long operand(const char *a, const struct stat *root)
 	long i = name ? add_node(name, -1, &sb) : -1;
 	if (i < 0) {
 		error_msg(ENOMEM, "cannot remove %s", quote_always(0, a));
-		cnt.failures++;
+		COUNT(cnt.failures);
 	}
 	return i;
 }
@@ -606,86 +631,164 @@ static size_t pack(long id, const struct subtree *s, char *buf, size_t cap)
 	return off;
 }
 
-static long unpack(char *buf, size_t len, struct subtree *s)
+static long unpack(const char *buf, size_t len, struct subtree *s)
 {
 	size_t off = 0;
 	int64_t id;
 	int32_t k;
 	uint64_t prefix;
+	if (len < 12)
+		return -1;
 	memcpy(&id, buf, 8), off += 8;
 	memcpy(&k, buf + off, 4), off += 4;
-	if (k < 1 || k > DEPTH_MAX)
+	if (k < 1 || k > DEPTH_MAX || off + (size_t)k * 16 + 8 > len)
 		return -1;
 	s->k = k;
 	memcpy(s->ids, buf + off, (size_t)k * 16), off += (size_t)k * 16;
 	memcpy(&prefix, buf + off, 8), off += 8;
 	s->prefix = (size_t)prefix;
-	snprintf(s->display, sizeof s->display, "%s", buf + off);
-	off += strlen(buf + off) + 1;
-	for (int i = 0; i < k && off < len; i++) {
-		s->comps[i] = buf + off;
-		off += strlen(buf + off) + 1;
+	size_t dl = strnlen(buf + off, len - off);
+	if (off + dl >= len || dl >= sizeof s->display)
+		return -1;
+	memcpy(s->display, buf + off, dl + 1);
+	off += dl + 1;
+	/* the names, copied: the message's buffer is used again */
+	size_t nl = len - off;
+	if (nl > sizeof s->names)
+		return -1;
+	memcpy(s->names, buf + off, nl);
+	size_t at = 0;
+	for (int i = 0; i < k; i++) {
+		size_t l = strnlen(s->names + at, nl - at);
+		if (at + l >= nl)
+			return -1;
+		s->comps[i] = s->names + at;
+		at += l + 1;
 	}
 	return (long)id;
 }
 
 #define MSG_MAX (16 + DEPTH_MAX * 16 + 8 + 3 * PATH_MAX)
 
-/* Report of a worker rank: the task it finished (-1: none yet) and the
- * failures it counted there. */
-struct ask {
-	int64_t done;
+/* ---------------------------------------------------------------- slots */
+
+/* Each rank removes up to nslots tasks at once, each on a thread of its
+ * own with its own pool: a small subtree (a package of a few files) gives
+ * its pool nothing to share, and on a file system whose every request is
+ * a round trip, one removal at a time would leave the client idle.  Only
+ * the rank's main thread calls MPI. */
+#define SLOTS_MAX 64
+
+struct job {
+	struct subtree s;
+	long id;
+};
+
+struct report {
+	int64_t id;
 	uint64_t failures;
 };
 
-/* Wait for a message from @source with @tag, sleeping between looks:
- * Open MPI's blocking calls poll, and a rank that waits would take a CPU
- * from the ranks at work (and from the file system's client) whenever
- * ranks share a machine.  The sleep grows from 50 us to 2 ms. */
-static void wait_for(int source, int tag, MPI_Status *st)
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct report done[SLOTS_MAX]; /* finished, not yet reported */
+	unsigned ndone, running, nslots;
+} sl = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, { { 0, 0 } }, 0, 0, 1 };
+
+static void *slot_main(void *arg)
 {
-	long ns = 50000;
-	for (;;) {
-		int flag;
-		MPI_Iprobe(source, tag, MPI_COMM_WORLD, &flag, st);
-		if (flag)
-			return;
-		struct timespec ts = { 0, ns };
-		nanosleep(&ts, NULL);
-		if (ns < 2000000)
-			ns *= 2;
-	}
+	struct job *j = arg;
+	unsigned long long f = remove_subtree(&j->s);
+	pthread_mutex_lock(&sl.mu);
+	sl.done[sl.ndone++] = (struct report){ j->id, f };
+	sl.running--;
+	pthread_cond_signal(&sl.cv);
+	pthread_mutex_unlock(&sl.mu);
+	free(j);
+	return NULL;
 }
 
-/* Every rank here, the same way (before the collective calls at the end,
- * which poll). */
-static void barrier_sleeping(void)
+/* Start task @j on a slot (the caller saw one free).  Without a thread
+ * for it, it runs here. */
+static void slot_start(struct job *j)
 {
-	MPI_Request req;
-	MPI_Ibarrier(MPI_COMM_WORLD, &req);
-	long ns = 50000;
-	for (;;) {
-		int flag;
-		MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
-		if (flag)
-			return;
-		struct timespec ts = { 0, ns };
-		nanosleep(&ts, NULL);
-		if (ns < 2000000)
-			ns *= 2;
+	pthread_attr_t attr;
+	pthread_t t;
+	pthread_mutex_lock(&sl.mu);
+	sl.running++;
+	pthread_mutex_unlock(&sl.mu);
+	bool ok = pthread_attr_init(&attr) == 0;
+	if (ok) {
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		ok = pthread_create(&t, &attr, slot_main, j) == 0;
+		pthread_attr_destroy(&attr);
 	}
+	if (!ok)
+		slot_main(j);
 }
 
-/* Rank 0 with worker ranks: the tasks, and where handing them out stands. */
+/* Take the reports of the tasks finished into @out (at most SLOTS_MAX);
+ * *@running: the tasks still running.  Waits up to @wait_ns for one to
+ * finish when there is none to report (0: does not wait). */
+static unsigned slot_reports(struct report *out, unsigned *running, long wait_ns)
+{
+	pthread_mutex_lock(&sl.mu);
+	if (!sl.ndone && sl.running && wait_ns) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += wait_ns;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&sl.cv, &sl.mu, &ts);
+	}
+	unsigned n = sl.ndone;
+	memcpy(out, sl.done, n * sizeof *out);
+	sl.ndone = 0;
+	*running = sl.running;
+	pthread_mutex_unlock(&sl.mu);
+	return n;
+}
+
+static void nap(long ns)
+{
+	struct timespec ts = { 0, ns };
+	nanosleep(&ts, NULL);
+}
+
+/* ------------------------------------------------------------ messages */
+
+/* A worker rank to rank 0 (TAG_ASK): what it finished, and how many tasks
+ * it wants more (0 with bye: it is done and leaves). */
+struct ask_head {
+	int32_t want, bye, nrep, pad;
+};
+#define ASK_MAX (sizeof(struct ask_head) + SLOTS_MAX * sizeof(struct report))
+
+/* Rank 0 to a worker rank: TAG_TASK with int32 count and, per task, a
+ * uint32 length and the packed task; or TAG_STOP: no task is left. */
+#define TASKS_MAX (4 + SLOTS_MAX * (4 + MSG_MAX))
+
+static void send_ask(int want, bool bye, const struct report *rep, unsigned n)
+{
+	char buf[ASK_MAX];
+	struct ask_head h = { want, bye, (int32_t)n, 0 };
+	memcpy(buf, &h, sizeof h);
+	memcpy(buf + sizeof h, rep, n * sizeof *rep);
+	MPI_Send(buf, (int)(sizeof h + n * sizeof *rep), MPI_BYTE, 0, TAG_ASK, MPI_COMM_WORLD);
+}
+
+/* ---------------------------------------------------- rank 0: hand out */
+
 static struct {
 	const long *tasks;
 	size_t ntasks, next, done;
-	int active;       /* worker ranks not told to stop */
-	char *buf;
+	int active;       /* worker ranks still at work */
+	char *buf;        /* TASKS_MAX: a message being made */
+	char *scratch;    /* MSG_MAX: a task packed to see that it fits */
 	time_t last;
-	bool polling;     /* rank 0 removes a task of its own: the library's
-	                     callbacks answer the other ranks meanwhile */
-	unsigned since;   /* entries removed since the last look */
 } co;
 
 static void task_done(long id, unsigned long long failures)
@@ -695,126 +798,186 @@ static void task_done(long id, unsigned long long failures)
 		nodes[nodes[id].parent].kept = true;
 	if (opt.progress && (time(NULL) != co.last || co.done == co.ntasks)) {
 		co.last = time(NULL);
-		error_msg(0, "%zu of %zu subtrees removed", co.done, co.ntasks);
+		SAY(error_msg(0, "%zu of %zu subtrees removed", co.done, co.ntasks));
 	}
 }
 
-/* The next task that fits a message into co.buf (its length), or 0. */
-static size_t next_task(void)
+/* The next task whose path fits a message, as a job (NULL: none left). */
+static struct job *next_job(void)
 {
-	size_t len = 0;
-	while (co.next < co.ntasks && len == 0) {
-		struct subtree s;
-		subtree_of(co.tasks[co.next], &s);
-		len = pack(co.tasks[co.next], &s, co.buf, MSG_MAX);
-		if (len == 0) { /* too long a path for one message */
-			error_msg(ENAMETOOLONG, "cannot remove %s", quote_always(0, s.display));
-			cnt.failures++;
-			task_done(co.tasks[co.next], 1);
-			co.next++;
+	while (co.next < co.ntasks) {
+		long id = co.tasks[co.next++];
+		struct job *j = malloc(sizeof *j);
+		if (!j) {
+			failure(ENOMEM, nodes[id].name);
+			task_done(id, 1);
+			continue;
 		}
+		j->id = id;
+		subtree_of(id, &j->s);
+		if (pack(id, &j->s, co.scratch, MSG_MAX) == 0) { /* too long a path */
+			failure(ENAMETOOLONG, j->s.display);
+			task_done(id, 1);
+			free(j);
+			continue;
+		}
+		return j;
 	}
-	return len;
+	return NULL;
 }
 
-/* A worker rank's report and request: the next task, or stop. */
-static void answer(const struct ask *a, int source)
+/* A worker rank's message: its reports, then up to @want tasks or stop. */
+static void answer(int source, const char *msg, int len)
 {
-	if (a->done >= 0)
-		task_done((long)a->done, a->failures);
-	size_t len = next_task();
-	if (len) {
-		co.next++;
-		MPI_Send(co.buf, (int)len, MPI_BYTE, source, TAG_TASK, MPI_COMM_WORLD);
+	struct ask_head h;
+	if (len < (int)sizeof h)
+		return;
+	memcpy(&h, msg, sizeof h);
+	for (int i = 0; i < h.nrep && (int)(sizeof h + (size_t)(i + 1) * sizeof(struct report)) <= len; i++) {
+		struct report r;
+		memcpy(&r, msg + sizeof h + (size_t)i * sizeof r, sizeof r);
+		if (r.id >= 0 && (uint64_t)r.id < nnodes)
+			task_done((long)r.id, r.failures);
+	}
+	if (h.bye) {
+		co.active--;
+		return;
+	}
+	int32_t count = 0;
+	size_t off = 4;
+	struct job *j;
+	while (count < h.want && count < SLOTS_MAX && (j = next_job()) != NULL) {
+		uint32_t l = (uint32_t)pack(j->id, &j->s, co.buf + off + 4, MSG_MAX);
+		memcpy(co.buf + off, &l, 4);
+		off += 4 + l;
+		count++;
+		free(j);
+	}
+	if (count) {
+		memcpy(co.buf, &count, 4);
+		MPI_Send(co.buf, (int)off, MPI_BYTE, source, TAG_TASK, MPI_COMM_WORLD);
 	} else {
 		MPI_Send(NULL, 0, MPI_BYTE, source, TAG_STOP, MPI_COMM_WORLD);
-		co.active--;
 	}
 }
 
-/* Answer every request waiting, without blocking. */
-static void answer_waiting(void)
+/* Answer every message waiting, without blocking. */
+static void answer_waiting(char *msg)
 {
 	for (;;) {
-		int flag;
+		int flag, len;
 		MPI_Status st;
 		MPI_Iprobe(MPI_ANY_SOURCE, TAG_ASK, MPI_COMM_WORLD, &flag, &st);
 		if (!flag)
 			return;
-		struct ask a;
-		MPI_Recv(&a, (int)sizeof a, MPI_BYTE, st.MPI_SOURCE, TAG_ASK, MPI_COMM_WORLD,
+		MPI_Get_count(&st, MPI_BYTE, &len);
+		MPI_Recv(msg, len, MPI_BYTE, st.MPI_SOURCE, TAG_ASK, MPI_COMM_WORLD,
 		         MPI_STATUS_IGNORE);
-		answer(&a, st.MPI_SOURCE);
+		answer(st.MPI_SOURCE, msg, len);
 	}
 }
 
-/* From the library's callbacks while rank 0 removes a task: a look at the
- * requests every POLL_EVERY entries (the callbacks run one at a time, so
- * MPI_THREAD_SERIALIZED holds). */
-#define POLL_EVERY 32
-static void poll_requests(void)
-{
-	if (co.polling && ++co.since >= POLL_EVERY) {
-		co.since = 0;
-		answer_waiting();
-	}
-}
-
-/* Rank 0 with worker ranks: hand the tasks out and take the reports; with
- * MPI_THREAD_SERIALIZED, remove tasks too, answering the others from the
- * library's callbacks meanwhile. */
-static void coordinate(const long *tasks, size_t ntasks, bool serialized)
+/* Rank 0 (with one rank too): remove tasks on its slots, and hand the
+ * others out as the worker ranks ask, until every task is done and every
+ * worker rank has left. */
+static void coordinate(const long *tasks, size_t ntasks)
 {
 	co.tasks = tasks;
 	co.ntasks = ntasks;
 	co.active = nranks - 1;
 	co.last = time(NULL);
-	co.buf = malloc(MSG_MAX);
-	if (!co.buf) {
+	co.buf = malloc(TASKS_MAX);
+	co.scratch = malloc(MSG_MAX);
+	char *msg = malloc(ASK_MAX);
+	if (!co.buf || !co.scratch || !msg)
 		MPI_Abort(MPI_COMM_WORLD, 1);
-		return;
+	for (;;) {
+		if (nranks > 1)
+			answer_waiting(msg);
+		struct report rep[SLOTS_MAX];
+		unsigned running;
+		/* with one rank nothing else calls: wait for a slot */
+		long wait = nranks > 1 ? 0 : 5000000;
+		struct job *j = NULL;
+		unsigned n = slot_reports(rep, &running, 0);
+		for (unsigned i = 0; i < n; i++)
+			task_done((long)rep[i].id, rep[i].failures);
+		if (running < sl.nslots && (j = next_job()) != NULL) {
+			slot_start(j);
+			continue;
+		}
+		if (running == 0 && co.active == 0)
+			break; /* no task left (next_job said), none running */
+		if (wait) {
+			n = slot_reports(rep, &running, wait);
+			for (unsigned i = 0; i < n; i++)
+				task_done((long)rep[i].id, rep[i].failures);
+		} else {
+			nap(200000); /* 0.2 ms: the others' requests wait no longer */
+		}
 	}
-	while (serialized && co.next < co.ntasks) {
-		answer_waiting();
-		if (co.next >= co.ntasks)
-			break;
-		long id = co.tasks[co.next++];
-		struct subtree s;
-		subtree_of(id, &s);
-		co.polling = true;
-		unsigned long long f = remove_subtree(&s);
-		co.polling = false;
-		task_done(id, f);
-	}
-	while (co.active > 0) {
-		struct ask a;
-		MPI_Status st;
-		wait_for(MPI_ANY_SOURCE, TAG_ASK, &st);
-		MPI_Recv(&a, (int)sizeof a, MPI_BYTE, st.MPI_SOURCE, TAG_ASK, MPI_COMM_WORLD,
-		         MPI_STATUS_IGNORE);
-		answer(&a, st.MPI_SOURCE);
-	}
+	free(msg);
 	free(co.buf);
+	free(co.scratch);
 }
 
-/* A worker rank: ask, remove, report, until told to stop. */
+/* A worker rank: ask for as many tasks as slots are free, run them, report
+ * them with the next request; leave (bye) once rank 0 has none left and
+ * its own have finished. */
 static void serve(void)
 {
-	char *buf = malloc(MSG_MAX);
-	struct ask a = { -1, 0 };
+	char *buf = malloc(TASKS_MAX);
+	if (!buf)
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	struct report rep[SLOTS_MAX];
+	unsigned nrep = 0, running = 0;
+	bool none_left = false, asked = false;
 	for (;;) {
-		MPI_Send(&a, (int)sizeof a, MPI_BYTE, 0, TAG_ASK, MPI_COMM_WORLD);
+		struct report more[SLOTS_MAX];
+		unsigned n = slot_reports(more, &running, asked ? 0 : 1000000);
+		memcpy(rep + nrep, more, n * sizeof *more);
+		nrep += n;
+		if (none_left && running == 0) {
+			send_ask(0, true, rep, nrep);
+			break;
+		}
+		if (!asked && !none_left && running < sl.nslots) {
+			send_ask((int)(sl.nslots - running), false, rep, nrep);
+			nrep = 0;
+			asked = true;
+		}
+		if (!asked)
+			continue; /* tasks running: wait for one */
+		int flag;
 		MPI_Status st;
-		wait_for(0, MPI_ANY_TAG, &st);
+		MPI_Iprobe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+		if (!flag) {
+			nap(200000);
+			continue;
+		}
 		int len;
 		MPI_Get_count(&st, MPI_BYTE, &len);
 		MPI_Recv(buf, len, MPI_BYTE, 0, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-		if (st.MPI_TAG == TAG_STOP || !buf)
-			break;
-		struct subtree s;
-		long id = unpack(buf, (size_t)len, &s);
-		a.done = id;
-		a.failures = id >= 0 ? remove_subtree(&s) : 1;
+		asked = false;
+		if (st.MPI_TAG == TAG_STOP) {
+			none_left = true;
+			continue;
+		}
+		int32_t count;
+		memcpy(&count, buf, 4);
+		size_t off = 4;
+		for (int32_t i = 0; i < count && off + 4 <= (size_t)len; i++) {
+			uint32_t l;
+			memcpy(&l, buf + off, 4);
+			struct job *j = malloc(sizeof *j);
+			if (j && (j->id = unpack(buf + off + 4, l, &j->s)) >= 0) {
+				/* the names point into buf: copy them into the job */
+				slot_start(j);
+			} else {
+				free(j);
+			}
+			off += 4 + l;
+		}
 	}
 	free(buf);
 }
@@ -1021,13 +1184,32 @@ static int parse(int argc, char **argv)
 	return -1;
 }
 
+/* Every rank here, sleeping between looks (the collective calls at the
+ * end poll, and a rank that waits there would take a CPU from the ranks
+ * still at work whenever ranks share a machine). */
+static void barrier_sleeping(void)
+{
+	MPI_Request req;
+	MPI_Ibarrier(MPI_COMM_WORLD, &req);
+	long ns = 50000;
+	for (;;) {
+		int flag;
+		MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+		if (flag)
+			return;
+		nap(ns);
+		if (ns < 2000000)
+			ns *= 2;
+	}
+}
+
 /* ------------------------------------------------------------------ main */
 
 int main(int argc, char **argv)
 {
-	int provided = MPI_THREAD_SINGLE;
-	MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
-	bool serialized = provided >= MPI_THREAD_SERIALIZED;
+	/* only the main thread calls MPI; the tasks' threads do not */
+	int provided;
+	MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1039,6 +1221,18 @@ int main(int argc, char **argv)
 		MPI_Finalize();
 		return status;
 	}
+	/* tasks at once on every rank, and workers for each, so that all of
+	 * them are at most SLOTS_MAX */
+	sl.nslots = opt.jobs < 1 ? 1 : opt.jobs > SLOTS_MAX ? SLOTS_MAX : opt.jobs;
+	task_workers = SLOTS_MAX / sl.nslots;
+	if (task_workers > opt.jobs)
+		task_workers = opt.jobs;
+	/* their fds: as many as the hard limit allows */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 
 	long *tasks = NULL;
 	size_t ntasks = 0;
@@ -1048,7 +1242,7 @@ int main(int argc, char **argv)
 		for (int i = optind; i < argc; i++)
 			operand(argv[i], root_ok ? &root : NULL);
 		/* breadth first, until there are tasks enough for the workers */
-		size_t want = nranks > 1 ? (size_t)(nranks - 1) * TASKS_PER_WORKER : 0;
+		size_t want = nranks > 1 ? (size_t)nranks * sl.nslots * TASKS_PER_SLOT : 0;
 		for (size_t head = 0; head < nnodes; head++) {
 			/* the directories found and not read would be the tasks */
 			size_t waiting = nnodes - head;
@@ -1062,16 +1256,9 @@ int main(int argc, char **argv)
 				tasks[ntasks++] = (long)i;
 		if (!tasks) {
 			error_msg(ENOMEM, "cannot remove the operands");
-			cnt.failures++;
-		} else if (nranks > 1) {
-			coordinate(tasks, ntasks, serialized);
+			COUNT(cnt.failures);
 		} else {
-			for (size_t i = 0; i < ntasks; i++) {
-				struct subtree s;
-				subtree_of(tasks[i], &s);
-				if (remove_subtree(&s) && nodes[tasks[i]].parent >= 0)
-					nodes[nodes[tasks[i]].parent].kept = true;
-			}
+			coordinate(tasks, ntasks);
 		}
 		/* the directories read, deepest first (a child's node comes
 		 * after its parent's) */
@@ -1099,9 +1286,10 @@ int main(int argc, char **argv)
 		if (opt.stats) {
 			double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 			fprintf(stderr, "%s: removed %llu files and %llu directories in %.3f s "
-			        "with %d ranks (%u workers each at most), %zu subtrees handed out; "
-			        "%llu failures\n", program_name, all.files, all.dirs, s, nranks,
-			        opt.jobs, nranks > 1 ? ntasks : 0, all.failures);
+			        "with %d ranks, each removing up to %u subtrees at once with up to "
+			        "%u workers each; %zu subtrees; %llu failures\n", program_name,
+			        all.files, all.dirs, s, nranks, sl.nslots, task_workers, ntasks,
+			        all.failures);
 		}
 	}
 	MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
