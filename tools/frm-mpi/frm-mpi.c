@@ -66,7 +66,7 @@
  * entries (else the directory is one task), ... */
 #define EXPAND_MAX 4096
 /* ...until there are this many tasks per slot of every rank, ... */
-#define TASKS_PER_SLOT 2
+#define TASKS_PER_SLOT 1
 /* ...or it has read this many directories (its memory bound). */
 #define NODES_MAX 65536
 /* Deepest chain from an operand to a task. */
@@ -163,6 +163,8 @@ struct subtree {
 	size_t prefix;              /* length of its parent's part, with '/' */
 	dev_t dev0;                 /* this rank's device of comps[0], once
 	                               open_chain() opened it */
+	bool files_only;            /* remove the files in comps[k-1], not the
+	                               subdirectories, nor it */
 	char names[PATH_MAX * 2];   /* where comps point, when unpacked */
 };
 
@@ -338,6 +340,46 @@ static unsigned long long remove_subtree(struct subtree *s)
 	return f;
 }
 
+/* Files-only task @s: remove what directory comps[k-1] holds but its
+ * subdirectories (each a task of its own, or made meanwhile: then the
+ * directory's rmdir finds it, and removes it whole).  Returns the
+ * failures counted. */
+static unsigned long long remove_files(struct subtree *s)
+{
+	int fd = open_chain(s, s->k);
+	if (fd < 0)
+		return failure(errno, s->display) ? 1 : 0;
+	int dfd = dup(fd);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (!d) {
+		int e = errno;
+		if (dfd >= 0)
+			close(dfd);
+		close(fd);
+		return failure(e, s->display) ? 1 : 0;
+	}
+	unsigned long long f = 0;
+	char path[PATH_MAX * 3];
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		    de->d_type == DT_DIR)
+			continue;
+		snprintf(path, sizeof path, "%s%s%s", s->display,
+		         s->display[strlen(s->display) - 1] == '/' ? "" : "/", de->d_name);
+		if (unlinkat(fd, de->d_name, 0) == 0) {
+			COUNT(cnt.files);
+			if (opt.verbose)
+				SAY(say_removed(false, path));
+		} else if (errno != EISDIR && failure(errno, path)) {
+			f++;
+		}
+	}
+	closedir(d);
+	close(fd);
+	return f;
+}
+
 /* ------------------------------------------------ rank 0: the top */
 
 struct node {
@@ -346,6 +388,8 @@ struct node {
 	uint64_t dev, ino;
 	int depth;        /* 0: an operand */
 	bool task;        /* removed as a whole by a rank */
+	bool files;       /* read by rank 0: its files are a task (files
+	                     only: its subdirectories are nodes) */
 	bool kept;        /* something in it was left */
 };
 
@@ -367,7 +411,7 @@ static long add_node(char *name, long parent, const struct stat *sb)
 	nodes[nnodes] = (struct node){ name, parent, (uint64_t)sb->st_dev,
 	                               (uint64_t)sb->st_ino,
 	                               parent < 0 ? 0 : nodes[parent].depth + 1,
-	                               false, false };
+	                               false, false, false };
 	return (long)nnodes++;
 }
 
@@ -379,6 +423,7 @@ static void subtree_of(long i, struct subtree *s)
 	for (long j = i; j >= 0 && k < DEPTH_MAX; j = nodes[j].parent)
 		chain[k++] = j;
 	s->k = k;
+	s->files_only = false;
 	size_t len = 0;
 	s->display[0] = '\0';
 	for (int c = 0; c < k; c++) {
@@ -421,6 +466,7 @@ static bool expand(long i)
 	struct ent {
 		char *name;
 		bool dir;
+		ino_t ino;
 	} *v = malloc(EXPAND_MAX * sizeof *v);
 	size_t n = 0;
 	bool small = v != NULL;
@@ -441,7 +487,7 @@ static bool expand(long i)
 		if (!(v[n].name = strdup(de->d_name)))
 			small = false;
 		else
-			v[n++].dir = dir;
+			v[n].ino = de->d_ino, v[n++].dir = dir;
 	}
 	closedir(d);
 	if (!small || nnodes + n > NODES_MAX) {
@@ -457,12 +503,28 @@ static bool expand(long i)
 		         s.display[strlen(s.display) - 1] == '/' ? "" : "/", v[j].name);
 		if (v[j].dir) {
 			struct stat sb;
+			if (opt.check_path && !opt.xdev) {
+				/* nothing to compare but the device, which is the
+				 * parent's for a rank to check: no stat (a round
+				 * trip each, on a network file system) */
+				memset(&sb, 0, sizeof sb);
+				sb.st_mode = S_IFDIR;
+				sb.st_dev = (dev_t)nodes[i].dev;
+				sb.st_ino = v[j].ino;
+				if (add_node(v[j].name, i, &sb) < 0) {
+					error_msg(ENOMEM, "cannot remove %s", quote_always(0, path));
+					COUNT(cnt.failures);
+					nodes[i].kept = true;
+				}
+				continue;
+			}
 			if (fstatat(fd, v[j].name, &sb, AT_SYMLINK_NOFOLLOW) < 0) {
 				if (failure(errno, path))
 					nodes[i].kept = true;
 				free(v[j].name);
 			} else if (!S_ISDIR(sb.st_mode)) {
-				goto file; /* replaced by a file meanwhile */
+				nodes[i].files = true; /* replaced by a file meanwhile */
+				free(v[j].name);
 			} else if (opt.xdev && sb.st_dev != (dev_t)nodes[i].dev) {
 				error_msg(0, "skipping %s, since it's on a different device",
 				          quote_always(0, path));
@@ -476,22 +538,10 @@ static bool expand(long i)
 			}
 			continue;
 		}
-	file:
-		if (unlinkat(fd, v[j].name, 0) == 0) {
-			COUNT(cnt.files);
-			if (opt.verbose)
-				say_removed(false, path);
-		} else if (errno == EISDIR) {
-			/* a directory now: its own task */
-			struct stat sb;
-			if (fstatat(fd, v[j].name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
-			    add_node(v[j].name, i, &sb) >= 0)
-				continue;
-			if (failure(EISDIR, path))
-				nodes[i].kept = true;
-		} else if (failure(errno, path)) {
-			nodes[i].kept = true;
-		}
+		/* a file: removed by the task of this directory's files, on
+		 * whichever rank, at once with the others (here it would be one
+		 * round trip after another) */
+		nodes[i].files = true;
 		free(v[j].name);
 	}
 	free(v);
@@ -516,7 +566,8 @@ static void remove_node(long i)
 	int err = 0;
 	if (fstatat(pfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
 		err = errno;
-	else if (sb.st_dev != (dev_t)nodes[i].dev || (uint64_t)sb.st_ino != nodes[i].ino)
+	else if (sb.st_dev != (dev_t)nodes[i].dev ||
+	         (!opt.check_path && (uint64_t)sb.st_ino != nodes[i].ino))
 		err = ENOENT; /* replaced: not what was read (rank 0's own view) */
 	else if (unlinkat(pfd, name, AT_REMOVEDIR) < 0)
 		err = errno;
@@ -606,7 +657,7 @@ static long operand(const char *a, const struct stat *root)
 
 /* ------------------------------------------------- the task messages */
 
-/* A task on the wire: int64 id, int32 k, k (dev, ino) pairs, then the
+/* A task on the wire: int64 id, int32 k, int32 files only, k (dev, ino) pairs, then the
  * display path and the k component names, each NUL-terminated. */
 static size_t pack(long id, const struct subtree *s, char *buf, size_t cap)
 {
@@ -615,6 +666,8 @@ static size_t pack(long id, const struct subtree *s, char *buf, size_t cap)
 	int32_t k = s->k;
 	memcpy(buf + off, &id64, 8), off += 8;
 	memcpy(buf + off, &k, 4), off += 4;
+	int32_t files = s->files_only;
+	memcpy(buf + off, &files, 4), off += 4;
 	memcpy(buf + off, s->ids, (size_t)k * 16), off += (size_t)k * 16;
 	uint64_t prefix = s->prefix;
 	memcpy(buf + off, &prefix, 8), off += 8;
@@ -637,10 +690,13 @@ static long unpack(const char *buf, size_t len, struct subtree *s)
 	int64_t id;
 	int32_t k;
 	uint64_t prefix;
-	if (len < 12)
+	int32_t files;
+	if (len < 16)
 		return -1;
 	memcpy(&id, buf, 8), off += 8;
 	memcpy(&k, buf + off, 4), off += 4;
+	memcpy(&files, buf + off, 4), off += 4;
+	s->files_only = files != 0;
 	if (k < 1 || k > DEPTH_MAX || off + (size_t)k * 16 + 8 > len)
 		return -1;
 	s->k = k;
@@ -668,7 +724,7 @@ static long unpack(const char *buf, size_t len, struct subtree *s)
 	return (long)id;
 }
 
-#define MSG_MAX (16 + DEPTH_MAX * 16 + 8 + 3 * PATH_MAX)
+#define MSG_MAX (20 + DEPTH_MAX * 16 + 8 + 3 * PATH_MAX)
 
 /* ---------------------------------------------------------------- slots */
 
@@ -699,7 +755,7 @@ static struct {
 static void *slot_main(void *arg)
 {
 	struct job *j = arg;
-	unsigned long long f = remove_subtree(&j->s);
+	unsigned long long f = j->s.files_only ? remove_files(&j->s) : remove_subtree(&j->s);
 	pthread_mutex_lock(&sl.mu);
 	sl.done[sl.ndone++] = (struct report){ j->id, f };
 	sl.running--;
@@ -794,7 +850,9 @@ static struct {
 static void task_done(long id, unsigned long long failures)
 {
 	co.done++;
-	if (failures && nodes[id].parent >= 0)
+	if (failures && !nodes[id].task)
+		nodes[id].kept = true; /* its files: the directory stays */
+	else if (failures && nodes[id].parent >= 0)
 		nodes[nodes[id].parent].kept = true;
 	if (opt.progress && (time(NULL) != co.last || co.done == co.ntasks)) {
 		co.last = time(NULL);
@@ -815,6 +873,7 @@ static struct job *next_job(void)
 		}
 		j->id = id;
 		subtree_of(id, &j->s);
+		j->s.files_only = !nodes[id].task;
 		if (pack(id, &j->s, co.scratch, MSG_MAX) == 0) { /* too long a path */
 			failure(ENAMETOOLONG, j->s.display);
 			task_done(id, 1);
@@ -1252,7 +1311,7 @@ int main(int argc, char **argv)
 		}
 		tasks = malloc((nnodes ? nnodes : 1) * sizeof *tasks);
 		for (size_t i = 0; tasks && i < nnodes; i++)
-			if (nodes[i].task)
+			if (nodes[i].task || nodes[i].files)
 				tasks[ntasks++] = (long)i;
 		if (!tasks) {
 			error_msg(ENOMEM, "cannot remove the operands");
