@@ -1158,7 +1158,9 @@ static bool feed(struct pool *P, unsigned *heavy)
 		const char *a = *P->next_arg;
 		struct stat sb;
 		bool dir = false,
-		     known = fstatat(P->dirfd, a, &sb, AT_SYMLINK_NOFOLLOW) == 0;
+		     known = (P->dirfd == AT_FDCWD ? lstat(a, &sb)
+		                                   : fstatat(P->dirfd, a, &sb,
+		                                             AT_SYMLINK_NOFOLLOW)) == 0;
 		if (known) {
 			dir = S_ISDIR(sb.st_mode);
 			bool again = false;

@@ -14,6 +14,8 @@
 
 #include <fastrm/rmtree.h>
 
+#include "jobs.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -72,30 +74,20 @@ static void run_free(struct run *r)
 	free(r->v);
 }
 
-/* frm's --jobs=auto (tools/frm/frm.c): 4 workers per CPU, at most 16,
- * fitted to the device; they start only when the removal needs them. */
-#define AUTO_JOBS_PER_CPU 4
-#define AUTO_JOBS_MAX 16
-
-/* jobs: None (frm's default) or a count >= 1. */
+/* jobs: None (frm's default, --jobs=auto: tools/frm/jobs.h; fitted to the
+ * device, started only when the removal needs them) or a count >= 1. */
 static int set_jobs(struct fastrm_rmtree_opts *o, PyObject *jobs)
 {
 	if (jobs == Py_None) {
-		cpu_set_t set;
-		long cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
-		if (cpus < 1)
-			cpus = 1;
-		o->workers = cpus >= AUTO_JOBS_MAX / AUTO_JOBS_PER_CPU
-		                     ? AUTO_JOBS_MAX
-		                     : (unsigned)cpus * AUTO_JOBS_PER_CPU;
+		o->workers = auto_jobs();
 		o->flags |= FASTRM_RMTREE_FIT_WORKERS;
 		return 0;
 	}
 	long n = PyLong_AsLong(jobs);
 	if (n == -1 && PyErr_Occurred())
 		return -1;
-	if (n < 1 || n > 256) {
-		PyErr_SetString(PyExc_ValueError, "jobs must be None or 1 to 256");
+	if (n < 1 || n > JOBS_MAX) {
+		PyErr_Format(PyExc_ValueError, "jobs must be None or 1 to %d", JOBS_MAX);
 		return -1;
 	}
 	o->workers = (unsigned)n;

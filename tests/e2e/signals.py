@@ -41,8 +41,12 @@ def make_tree(top, dirs, files):
 for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
     with test_dir() as top:
         t = make_tree(top, 300, 300)
+        # frm as a shell starts it in the foreground: the signal at its
+        # default, whatever this test inherited (run under nohup, or in
+        # the background, it would be ignored, and frm leaves it so)
         p = subprocess.Popen(["frm", "-r", "t"], executable=FRM, cwd=top,
                              stderr=subprocess.PIPE,
+                             preexec_fn=lambda sig=sig: signal.signal(sig, signal.SIG_DFL),
                              env=frm_env(FAULT,
                                          FASTRM_FAULT="unlinkat:DELAY:f:0:1000"))
         time.sleep(0.3)

@@ -215,8 +215,9 @@ static void seen_free(struct seen *s)
 	free(s->asked);
 }
 
-static int run(char **paths, unsigned workers, unsigned flags, struct seen *s,
-               struct fastrm_rmtree_stats *st)
+/* fastrm_rmtreeat(@dirfd, ...) with the callbacks that fill @s. */
+static int run_at(int dirfd, char **paths, unsigned workers, unsigned flags,
+                  struct seen *s, struct fastrm_rmtree_stats *st)
 {
 	struct fastrm_rmtree_opts o = { 0 };
 	o.size = sizeof o;
@@ -229,22 +230,13 @@ static int run(char **paths, unsigned workers, unsigned flags, struct seen *s,
 	if (s->keep_enter || s->keep_remove || s->empty || s->asked)
 		o.ask = on_ask;
 	pthread_mutex_init(&s->lock, NULL);
-	return fastrm_rmtree(paths, &o, st);
+	return fastrm_rmtreeat(dirfd, paths, &o, st);
 }
 
-/* run(), relative to @dirfd. */
-static int run_at(int dirfd, char **paths, unsigned workers, unsigned flags,
-                  struct seen *s, struct fastrm_rmtree_stats *st)
+static int run(char **paths, unsigned workers, unsigned flags, struct seen *s,
+               struct fastrm_rmtree_stats *st)
 {
-	struct fastrm_rmtree_opts o = { 0 };
-	o.size = sizeof o;
-	o.workers = workers;
-	o.flags = flags;
-	o.ctx = s;
-	o.removed = on_removed;
-	o.failed = on_failed;
-	pthread_mutex_init(&s->lock, NULL);
-	return fastrm_rmtreeat(dirfd, paths, &o, st);
+	return run_at(AT_FDCWD, paths, workers, flags, s, st);
 }
 
 static int cmp_str(const void *a, const void *b)

@@ -38,6 +38,7 @@
 #include <fastrm/order.h>
 #include <fastrm/rmtree.h>
 
+#include "jobs.h"
 #include "quote.h"
 
 #include <dirent.h>
@@ -58,10 +59,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* frm's --jobs=auto (tools/frm/frm.c) */
-#define AUTO_JOBS_PER_CPU 4
-#define AUTO_JOBS_MAX 16
-#define JOBS_MAX 64
 /* Rank 0 reads a directory into tasks only if it has at most this many
  * entries (else the directory is one task), ... */
 #define EXPAND_MAX 4096
@@ -1100,16 +1097,6 @@ static const struct option long_opts[] = {
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
 };
-
-static unsigned auto_jobs(void)
-{
-	cpu_set_t set;
-	long cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
-	if (cpus < 1)
-		cpus = 1;
-	return cpus >= AUTO_JOBS_MAX / AUTO_JOBS_PER_CPU ? AUTO_JOBS_MAX
-	                                                 : (unsigned)cpus * AUTO_JOBS_PER_CPU;
-}
 
 /* Parse; every rank does the same, only rank 0 speaks.  Returns -1 to go
  * on, else the exit status. */

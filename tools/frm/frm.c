@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "progress.h"
+#include "jobs.h"
 #include "quote.h"
 
 #ifndef FRM_VERSION
@@ -43,12 +44,6 @@
 
 static const char *program_name = "frm";
 
-/* --jobs=N: the most N may be (the library would take up to 256; frm's
- * measurements went to 64), and auto's workers per CPU and most (see
- * PARALLEL REMOVAL in frm(1) for what was measured). */
-#define JOBS_MAX 64
-#define AUTO_JOBS_PER_CPU 4
-#define AUTO_JOBS_MAX 16
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
@@ -808,23 +803,6 @@ static const struct option long_options[] = {
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
 };
-
-/* --jobs=auto, the default: the workers mostly wait on the device, not on
- * the CPU, so AUTO_JOBS_PER_CPU of them per CPU keep a device with a queue
- * busy, up to AUTO_JOBS_MAX. */
-
-static unsigned auto_jobs(void)
-{
-	/* the CPUs frm may run on (taskset; one system call, where sysconf
-	 * reads sysfs) */
-	cpu_set_t set;
-	long cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
-	if (cpus < 1)
-		cpus = 1;
-	return cpus >= AUTO_JOBS_MAX / AUTO_JOBS_PER_CPU
-	               ? AUTO_JOBS_MAX
-	               : (unsigned)cpus * AUTO_JOBS_PER_CPU;
-}
 
 /* --interactive=WHEN: any unambiguous prefix of a valid word. */
 static int interactive_arg(const char *arg)
