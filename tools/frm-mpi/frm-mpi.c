@@ -337,6 +337,14 @@ static unsigned long long remove_subtree(struct subtree *s)
 	return f;
 }
 
+/* @dir's entry @name as rm names it, into @buf (@n bytes). */
+static const char *child_path(char *buf, size_t n, const char *dir, const char *name)
+{
+	size_t l = strlen(dir);
+	snprintf(buf, n, "%s%s%s", dir, l && dir[l - 1] == '/' ? "" : "/", name);
+	return buf;
+}
+
 /* Files-only task @s: remove what directory comps[k-1] holds but its
  * subdirectories (each a task of its own, or made meanwhile: then the
  * directory's rmdir finds it, and removes it whole).  Returns the
@@ -362,13 +370,14 @@ static unsigned long long remove_files(struct subtree *s)
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
 		    de->d_type == DT_DIR)
 			continue;
-		snprintf(path, sizeof path, "%s%s%s", s->display,
-		         s->display[strlen(s->display) - 1] == '/' ? "" : "/", de->d_name);
+		/* the path is made only to be said: not for each entry */
 		if (unlinkat(fd, de->d_name, 0) == 0) {
 			COUNT(cnt.files);
 			if (opt.verbose)
-				SAY(say_removed(false, path));
-		} else if (errno != EISDIR && failure(errno, path)) {
+				SAY(say_removed(false, child_path(path, sizeof path, s->display,
+				                                  de->d_name)));
+		} else if (errno != EISDIR &&
+		           failure(errno, child_path(path, sizeof path, s->display, de->d_name))) {
 			f++;
 		}
 	}
@@ -496,8 +505,7 @@ static bool expand(long i)
 	}
 	char path[PATH_MAX * 3];
 	for (size_t j = 0; j < n; j++) {
-		snprintf(path, sizeof path, "%s%s%s", s.display,
-		         s.display[strlen(s.display) - 1] == '/' ? "" : "/", v[j].name);
+		child_path(path, sizeof path, s.display, v[j].name);
 		if (v[j].dir) {
 			struct stat sb;
 			if (opt.check_path && !opt.xdev) {
