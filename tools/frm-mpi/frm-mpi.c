@@ -1298,12 +1298,22 @@ int main(int argc, char **argv)
 			operand(argv[i], root_ok ? &root : NULL);
 		/* breadth first, until there are tasks enough for the workers */
 		size_t want = nranks > 1 ? (size_t)nranks * sl.nslots * TASKS_PER_SLOT : 0;
+		size_t whole = 0; /* nodes before head that are tasks */
 		for (size_t head = 0; head < nnodes; head++) {
-			/* the directories found and not read would be the tasks */
-			size_t waiting = nnodes - head;
-			if (waiting >= want || nodes[head].depth + 1 >= DEPTH_MAX ||
-			    !expand((long)head))
+			/* the subtree tasks there would be: those made, and
+			 * the directories found and not read; once there are
+			 * enough, nothing more is read (a directory read by
+			 * rank 0 costs it a few round trips, one after another,
+			 * and its rmdir at the end another) */
+			if (whole + (nnodes - head) >= want) {
+				for (; head < nnodes; head++)
+					nodes[head].task = true;
+				break;
+			}
+			if (nodes[head].depth + 1 >= DEPTH_MAX || !expand((long)head)) {
 				nodes[head].task = true;
+				whole++;
+			}
 		}
 		tasks = malloc((nnodes ? nnodes : 1) * sizeof *tasks);
 		for (size_t i = 0; tasks && i < nnodes; i++)
