@@ -12,6 +12,7 @@ this test's own (mkdtemp under $TMPDIR).
 usage: frm_mpi.py MPIRUN FRM-MPI FRM
 """
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -28,8 +29,8 @@ def check(cond, what):
         failures.append(what)
 
 
-def mpi(np, args, cwd, user=None):
-    cmd = [MPIRUN, "--quiet", "--oversubscribe", "-np", str(np), FRM_MPI] + args
+def mpi(np, args, cwd, user=None, launch=()):
+    cmd = [MPIRUN, "--quiet", "--oversubscribe"] + list(launch) + ["-np", str(np), FRM_MPI] + args
     if os.geteuid() == 0 and user is None:
         cmd.insert(1, "--allow-run-as-root")
     if user is not None:
@@ -144,6 +145,26 @@ def unremovable(np, work):
         os.chmod(os.path.join(t, d), 0o755)
 
 
+def binding(work):
+    """Open MPI binds a rank of a small job to one core unless told
+    otherwise: frm-mpi undoes that default (its tasks are threads), and
+    keeps a binding asked for."""
+    cpus = len(os.sched_getaffinity(0))
+    if cpus < 2:
+        print("skip binding: one CPU here")
+        return
+    auto = min(4 * cpus, 16)  # tools/frm/jobs.h: 4 per CPU, at most 16
+    for launch, want, what in (((), auto, "Open MPI's default binding undone"),
+                               (("--bind-to", "core"), 4, "--bind-to core kept")):
+        os.mkdir(os.path.join(work, "t"))
+        make_wide(os.path.join(work, "t"), 3, 2, 2)
+        rc, out, err = mpi(1, ["-r", "--stats", "t"], work, launch=launch)
+        m = re.search(r"up to (\d+) subtrees at once", err)
+        got = int(m.group(1)) if m else None
+        check(rc == 0 and got == want,
+              "-np 1: %s: --jobs=auto is %s (want %d; exit %d)" % (what, got, want, rc))
+
+
 def ancestors(p):
     parts = p.split("/")
     return ["/".join(parts[:i]) for i in range(1, len(parts))]
@@ -167,6 +188,11 @@ def main():
                 shutil.rmtree(work, ignore_errors=True)
         else:
             print("skip -np %d unremovable: needs root (to run as uid %d)" % (np, NOBODY))
+    work = tempfile.mkdtemp(prefix="fastrm-mpi-", dir=base)
+    try:
+        binding(work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     print("%d failed" % len(failures))
     return 1 if failures else 0
 

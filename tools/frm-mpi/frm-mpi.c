@@ -1258,6 +1258,25 @@ static void barrier_sleeping(void)
 	}
 }
 
+/* Open MPI (4) binds each rank to one core by default where a job has at
+ * most two ranks, and to a socket above: a rank of frm-mpi, whose tasks
+ * and workers are threads, would then run them all on that core.  A
+ * binding the user asked for (--bind-to, which sets the binding policy
+ * in the ranks' environment) is kept; the default one is undone: the
+ * rank may run on every CPU the machine lets it (the kernel keeps it
+ * within its cpuset).  Returns whether it was undone. */
+static bool unbind_default(void)
+{
+	const char *bound = getenv("OMPI_MCA_orte_bound_at_launch");
+	if (!bound || strcmp(bound, "1") != 0 || getenv("OMPI_MCA_hwloc_base_binding_policy"))
+		return false;
+	cpu_set_t all;
+	CPU_ZERO(&all);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		CPU_SET(c, &all);
+	return sched_setaffinity(0, sizeof all, &all) == 0;
+}
+
 /* ------------------------------------------------------------------ main */
 
 int main(int argc, char **argv)
@@ -1268,6 +1287,9 @@ int main(int argc, char **argv)
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* before --jobs=auto counts the CPUs; MPI's own threads (started in
+	 * MPI_Init) keep their binding */
+	unbind_default();
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 
