@@ -183,6 +183,8 @@ static PyObject *empty_fd(PyObject *self, PyObject *args)
 	o.flags |= FASTRM_RMTREE_ALLOW_DOTS | (xdev ? FASTRM_RMTREE_XDEV : 0);
 	struct run r = { .empty_dot = 1 };
 	char *paths[] = { ".", NULL };
+	if (jobs == Py_None)
+		o.workers = auto_jobs_at(o.workers, fd, paths);
 	return remove_at(fd, paths, &o, &r);
 }
 
@@ -221,6 +223,8 @@ static PyObject *remove_paths(PyObject *self, PyObject *args)
 			goto out;
 		}
 	}
+	if (jobs == Py_None)
+		o.workers = auto_jobs_at(o.workers, dirfd, paths);
 	struct run r = { .missing_ok = missing_ok };
 	ret = remove_at(dirfd, paths, &o, &r);
 out:

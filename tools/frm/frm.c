@@ -183,7 +183,8 @@ static void usage(void)
 "      --memory=SIZE     memory the ordering may use, e.g. 64M (default 8M);\n"
 "                          K, M, G are powers of 1024\n"
 "      --jobs=N          remove with N workers at once (1-" STR(JOBS_MAX) ", or auto: the\n"
-"                          default, " STR(AUTO_JOBS_PER_CPU) " per CPU, at most " STR(AUTO_JOBS_MAX) "): subtrees, and\n"
+"                          default, " STR(AUTO_JOBS_PER_CPU) " per CPU, at most " STR(AUTO_JOBS_MAX) ", or " STR(AUTO_JOBS_REMOTE) " on\n"
+"                          a network file system): subtrees, and\n"
 "                          files given as arguments; the same messages, in\n"
 "                          another order; 1: one at a time, in GNU rm's\n"
 "                          order; see PARALLEL REMOVAL in frm(1)\n"
@@ -680,6 +681,8 @@ static enum rm_status rm(char *const *files, const struct rm_options *x)
 	struct fastrm_rmtree_opts o = { 0 };
 	o.size = sizeof o;
 	o.workers = prompts ? 1 : x->jobs;
+	if (!prompts && x->jobs_auto)
+		o.workers = auto_jobs_at(o.workers, AT_FDCWD, files);
 	/* Where rm may prompt, the questions come in GNU rm's order: auto's
 	 * order is then gnulib's (auto sorts small ext4 directories by inode,
 	 * GNU rm keeps them in directory order: it sorts from 10,000 entries
