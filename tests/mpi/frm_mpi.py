@@ -145,6 +145,35 @@ def unremovable(np, work):
         os.chmod(os.path.join(t, d), 0o755)
 
 
+def sharded(np, work):
+    """A directory too large for rank 0 to read, and one with many files,
+    are split over the ranks by a hash of the names (frm-mpi's shards):
+    every entry goes, subdirectories whole, symlinks not followed."""
+    sentinel_dir = os.path.join(work, "outside")
+    os.mkdir(sentinel_dir)
+    open(os.path.join(sentinel_dir, "keep"), "w").close()
+    big = os.path.join(work, "big")  # more than rank 0 reads (4,096)
+    os.mkdir(big)
+    for i in range(5000):
+        open(os.path.join(big, "f%d" % i), "w").close()
+    make_wide(os.path.join(big, "sub"), 3, 2, 4)
+    os.symlink(sentinel_dir, os.path.join(big, "to-outside"))
+    many = os.path.join(work, "many")  # read by rank 0: 100 files, a subdirectory
+    os.makedirs(os.path.join(many, "d", "e"))
+    for i in range(100):
+        open(os.path.join(many, "g%d" % i), "w").close()
+    rc, out, err = mpi(np, ["-r", "--stats", "big", "many"], work)
+    check(rc == 0, "-np %d shards: exit 0 (%d: %s)" % (np, rc, err.strip()[-300:]))
+    check(sorted(os.listdir(work)) == ["outside"] and
+          os.listdir(sentinel_dir) == ["keep"],
+          "-np %d shards: both gone, nothing outside touched (left: %s)"
+          % (np, sorted(os.listdir(work))))
+    m = re.search(r"(\d+) subtrees; 0 failures", err)
+    # big: one shard a rank; many: one a rank for its files (unsplit: 2)
+    check(m is not None and int(m.group(1)) >= 2 * np,
+          "-np %d shards: %s tasks (want %d or more)" % (np, m and m.group(1), 2 * np))
+
+
 def binding(work):
     """Open MPI binds a rank of a small job to one core unless told
     otherwise: frm-mpi undoes that default (its tasks are threads), and
@@ -173,7 +202,7 @@ def ancestors(p):
 def main():
     base = os.environ.get("TMPDIR") or "/tmp"
     for np in (4, 1):
-        for case in (trees, bad_operands):
+        for case in (trees, bad_operands) + ((sharded,) if np > 1 else ()):
             work = tempfile.mkdtemp(prefix="fastrm-mpi-", dir=base)
             try:
                 case(np, work)

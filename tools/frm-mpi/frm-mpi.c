@@ -68,8 +68,25 @@
 #define NODES_MAX 65536
 /* Deepest chain from an operand to a task. */
 #define DEPTH_MAX 64
+/* A directory rank 0 met with at least this many files (or too many
+ * entries to read) is split over the ranks: shard s of S removes the
+ * entries whose name hashes to s, on rank s (another client), so that
+ * several clients unlink in it at once; at most SHARDS_MAX shards (each
+ * reads the whole directory). */
+#define SHARD_MIN_FILES 64
+#define SHARDS_MAX 64
 
 enum { TAG_ASK = 1, TAG_TASK, TAG_STOP };
+
+/* What a task removes of its directory (comps[k-1]). */
+enum {
+	TASK_TREE,    /* it and all below it */
+	TASK_FILES,   /* what it holds but its subdirectories (each a task
+	                 of its own, or made meanwhile: then the directory's
+	                 rmdir finds it, and removes it whole) */
+	TASK_ENTRIES, /* what it holds, subdirectories whole, not it */
+	TASK_RMDIR,   /* it, once all the rest is done (rank 0's own) */
+};
 
 static const char *const program_name = "frm-mpi";
 static int rank, nranks;
@@ -160,8 +177,9 @@ struct subtree {
 	size_t prefix;              /* length of its parent's part, with '/' */
 	dev_t dev0;                 /* this rank's device of comps[0], once
 	                               open_chain() opened it */
-	bool files_only;            /* remove the files in comps[k-1], not the
-	                               subdirectories, nor it */
+	int kind;                   /* what of comps[k-1] the task removes */
+	int shard, nshards;         /* the entries whose name hashes to shard,
+	                               of nshards (1: all) */
 	char names[PATH_MAX * 2];   /* where comps point, when unpacked */
 };
 
@@ -182,12 +200,25 @@ static bool is_recorded(const struct stat *sb, const uint64_t id[2], dev_t dev0)
 
 struct cbctx {
 	const struct subtree *s;
+	bool child;                  /* removing a subdirectory of s's
+	                                directory (TASK_ENTRIES): not a
+	                                directory rank 0 recorded */
 	unsigned long long failures; /* this task's */
 	char buf[PATH_MAX * 3];
 };
 
+/* @dir's entry @name as rm names it, into @buf (@n bytes). */
+static const char *child_path(char *buf, size_t n, const char *dir, const char *name)
+{
+	size_t l = strlen(dir);
+	snprintf(buf, n, "%s%s%s", dir, l && dir[l - 1] == '/' ? "" : "/", name);
+	return buf;
+}
+
 static const char *shown(struct cbctx *c, const char *libpath)
 {
+	if (c->child)
+		return child_path(c->buf, sizeof c->buf, c->s->display, libpath);
 	snprintf(c->buf, sizeof c->buf, "%.*s%s", (int)c->s->prefix, c->s->display, libpath);
 	return c->buf;
 }
@@ -196,7 +227,7 @@ static int cb_root(void *ctx, const struct fastrm_rmtree_entry *e)
 {
 	struct cbctx *c = ctx;
 	const struct subtree *s = c->s;
-	if (is_recorded(e->st, s->ids[s->k - 1], s->k > 1 ? s->dev0 : 0))
+	if (c->child || is_recorded(e->st, s->ids[s->k - 1], s->k > 1 ? s->dev0 : 0))
 		return 0;
 	/* not the directory rank 0 saw: replaced meanwhile; left alone */
 	SAY(error_msg(ENOENT, "cannot remove %s", quote_always(0, shown(c, e->path))));
@@ -321,6 +352,7 @@ static unsigned long long remove_subtree(struct subtree *s)
 		return failure(ENOMEM, s->display) ? 1 : 0;
 	}
 	c->s = s;
+	c->child = false;
 	c->failures = 0;
 	struct fastrm_rmtree_opts o;
 	rmtree_opts(&o, c);
@@ -337,19 +369,47 @@ static unsigned long long remove_subtree(struct subtree *s)
 	return f;
 }
 
-/* @dir's entry @name as rm names it, into @buf (@n bytes). */
-static const char *child_path(char *buf, size_t n, const char *dir, const char *name)
+/* Remove @name, a subdirectory of task @s's directory (open as @fd),
+ * and all below it.  Returns the failures counted. */
+static unsigned long long remove_child(const struct subtree *s, int fd, const char *name)
 {
-	size_t l = strlen(dir);
-	snprintf(buf, n, "%s%s%s", dir, l && dir[l - 1] == '/' ? "" : "/", name);
-	return buf;
+	struct cbctx *c = malloc(sizeof *c);
+	if (!c) {
+		char path[PATH_MAX * 3];
+		return failure(ENOMEM, child_path(path, sizeof path, s->display, name)) ? 1 : 0;
+	}
+	c->s = s;
+	c->child = true;
+	c->failures = 0;
+	struct fastrm_rmtree_opts o;
+	rmtree_opts(&o, c);
+	/* not "." nor ".." (left out by the caller); "/" cannot be a name */
+	o.flags |= FASTRM_RMTREE_NO_PRESERVE_ROOT;
+	char *paths[] = { (char *)name, NULL };
+	int rc = fastrm_rmtreeat(fd, paths, &o, NULL);
+	if (rc < 0 && failure(-rc, shown(c, name)))
+		c->failures++;
+	unsigned long long f = c->failures;
+	free(c);
+	return f;
 }
 
-/* Files-only task @s: remove what directory comps[k-1] holds but its
- * subdirectories (each a task of its own, or made meanwhile: then the
- * directory's rmdir finds it, and removes it whole).  Returns the
- * failures counted. */
-static unsigned long long remove_files(struct subtree *s)
+/* The shard of a name: FNV-1a, the same on every rank. */
+static int shard_of(const char *name, int nshards)
+{
+	uint32_t h = 2166136261u;
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		h = (h ^ *p) * 16777619u;
+	return (int)(h % (uint32_t)nshards);
+}
+
+/* Task @s of kind TASK_FILES or TASK_ENTRIES: remove what directory
+ * comps[k-1] holds, in its shard (its subdirectories whole, for
+ * TASK_ENTRIES).  Each shard reads the whole directory and leaves the
+ * others' names: an entry that stays is read once by every pass, so
+ * nothing of a shard is missed while the others remove theirs.  Returns
+ * the failures counted. */
+static unsigned long long remove_entries(struct subtree *s)
 {
 	int fd = open_chain(s, s->k);
 	if (fd < 0)
@@ -363,21 +423,30 @@ static unsigned long long remove_files(struct subtree *s)
 		close(fd);
 		return failure(e, s->display) ? 1 : 0;
 	}
+	bool dirs = s->kind == TASK_ENTRIES;
 	unsigned long long f = 0;
 	char path[PATH_MAX * 3];
 	struct dirent *de;
 	while ((de = readdir(d)) != NULL) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
-		    de->d_type == DT_DIR)
+		    (de->d_type == DT_DIR && !dirs) ||
+		    (s->nshards > 1 && shard_of(de->d_name, s->nshards) != s->shard))
 			continue;
+		if (de->d_type == DT_DIR) {
+			f += remove_child(s, fd, de->d_name);
+			continue;
+		}
 		/* the path is made only to be said: not for each entry */
 		if (unlinkat(fd, de->d_name, 0) == 0) {
 			COUNT(cnt.files);
 			if (opt.verbose)
 				SAY(say_removed(false, child_path(path, sizeof path, s->display,
 				                                  de->d_name)));
-		} else if (errno != EISDIR &&
-		           failure(errno, child_path(path, sizeof path, s->display, de->d_name))) {
+		} else if (errno == EISDIR) {
+			/* a directory after all (no d_type, or made meanwhile) */
+			if (dirs)
+				f += remove_child(s, fd, de->d_name);
+		} else if (failure(errno, child_path(path, sizeof path, s->display, de->d_name))) {
 			f++;
 		}
 	}
@@ -396,7 +465,13 @@ struct node {
 	bool task;        /* removed as a whole by a rank */
 	bool files;       /* read by rank 0: its files are a task (files
 	                     only: its subdirectories are nodes) */
+	bool entries;     /* too large for rank 0 to read: its entries are
+	                     removed by shards on every rank (TASK_ENTRIES),
+	                     it by rank 0 at the end */
 	bool kept;        /* something in it was left */
+	unsigned nfiles;  /* files rank 0 saw in it */
+	size_t pending;   /* its tasks and child nodes not yet done: at 0
+	                     rank 0 removes it (a node read) */
 };
 
 static struct node *nodes;
@@ -417,7 +492,7 @@ static long add_node(char *name, long parent, const struct stat *sb)
 	nodes[nnodes] = (struct node){ name, parent, (uint64_t)sb->st_dev,
 	                               (uint64_t)sb->st_ino,
 	                               parent < 0 ? 0 : nodes[parent].depth + 1,
-	                               false, false, false };
+	                               false, false, false, false, 0, 0 };
 	return (long)nnodes++;
 }
 
@@ -429,7 +504,9 @@ static void subtree_of(long i, struct subtree *s)
 	for (long j = i; j >= 0 && k < DEPTH_MAX; j = nodes[j].parent)
 		chain[k++] = j;
 	s->k = k;
-	s->files_only = false;
+	s->kind = TASK_TREE;
+	s->shard = 0;
+	s->nshards = 1;
 	size_t len = 0;
 	s->display[0] = '\0';
 	for (int c = 0; c < k; c++) {
@@ -451,9 +528,31 @@ static void subtree_of(long i, struct subtree *s)
 		s->prefix = 0;
 }
 
-/* Read directory @i: if it has at most EXPAND_MAX entries, remove its
- * files now and make its subdirectories nodes; else leave it to be a
- * task.  Returns whether it was read into nodes. */
+/* Shards of a directory split over the ranks. */
+static int shards(void)
+{
+	return nranks < SHARDS_MAX ? nranks : SHARDS_MAX;
+}
+
+/* The tasks of node @i: none for a directory rank 0 read without files
+ * (its rmdir is rank 0's, at the end). */
+static int node_tasks(long i)
+{
+	const struct node *n = &nodes[i];
+	if (n->task)
+		return 1;
+	if (n->entries)
+		return shards();
+	if (n->files)
+		return n->nfiles >= SHARD_MIN_FILES ? shards() : 1;
+	return 0;
+}
+
+/* Read directory @i: if it has at most EXPAND_MAX entries, make its
+ * subdirectories nodes and leave its files to a task (or to shards);
+ * with more, and several ranks, leave all its entries to shards; else
+ * leave it to be a task.  Returns whether it was read into nodes (or
+ * left to shards). */
 static bool expand(long i)
 {
 	struct subtree s;
@@ -501,6 +600,12 @@ static bool expand(long i)
 			free(v[j].name);
 		free(v);
 		close(fd);
+		/* a directory this large is a task of its own on one client,
+		 * one unlink after another: split it over the ranks */
+		if (!small && n == EXPAND_MAX && shards() > 1) {
+			nodes[i].entries = true;
+			return true;
+		}
 		return false;
 	}
 	char path[PATH_MAX * 3];
@@ -547,6 +652,7 @@ static bool expand(long i)
 		 * whichever rank, at once with the others (here it would be one
 		 * round trip after another) */
 		nodes[i].files = true;
+		nodes[i].nfiles++;
 		free(v[j].name);
 	}
 	free(v);
@@ -554,41 +660,39 @@ static bool expand(long i)
 	return true;
 }
 
-/* Remove directory node @i, whose tasks are all done: rmdir, or (if it
- * got entries meanwhile) the whole of it again through the library. */
-static void remove_node(long i)
+/* Remove the directory of @s (a node rank 0 read), whose tasks are all
+ * done: rmdir, or (if it got entries meanwhile) the whole of it again
+ * through the library.  Runs on a slot of rank 0.  Returns the failures
+ * counted (then the directory above is kept). */
+static unsigned long long remove_dir(struct subtree *s)
 {
-	struct subtree s;
-	subtree_of(i, &s);
-	int pfd = open_chain(&s, s.k - 1);
-	if (pfd == -1) {
-		if (failure(errno, s.display) && nodes[i].parent >= 0)
-			nodes[nodes[i].parent].kept = true;
-		return;
-	}
-	const char *name = s.comps[s.k - 1];
+	int pfd = open_chain(s, s->k - 1);
+	if (pfd == -1)
+		return failure(errno, s->display) ? 1 : 0;
+	const char *name = s->comps[s->k - 1];
 	struct stat sb;
 	int err = 0;
+	unsigned long long f = 0;
 	if (fstatat(pfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
 		err = errno;
-	else if (sb.st_dev != (dev_t)nodes[i].dev ||
-	         (!opt.check_path && (uint64_t)sb.st_ino != nodes[i].ino))
+	else if (sb.st_dev != (dev_t)s->ids[s->k - 1][0] ||
+	         (!opt.check_path && (uint64_t)sb.st_ino != s->ids[s->k - 1][1]))
 		err = ENOENT; /* replaced: not what was read (rank 0's own view) */
 	else if (unlinkat(pfd, name, AT_REMOVEDIR) < 0)
 		err = errno;
 	if (!err) {
 		COUNT(cnt.dirs);
 		if (opt.verbose)
-			say_removed(true, s.display);
+			SAY(say_removed(true, s->display));
 	} else if (err == ENOTEMPTY || err == EEXIST) {
 		/* new entries came: remove them all, as a task */
-		if (remove_subtree(&s) && nodes[i].parent >= 0)
-			nodes[nodes[i].parent].kept = true;
-	} else if (failure(err, s.display) && nodes[i].parent >= 0) {
-		nodes[nodes[i].parent].kept = true;
+		f = remove_subtree(s);
+	} else if (failure(err, s->display)) {
+		f = 1;
 	}
 	if (pfd != AT_FDCWD)
 		close(pfd);
+	return f;
 }
 
 static bool last_is_dots(const char *path)
@@ -662,8 +766,9 @@ static long operand(const char *a, const struct stat *root)
 
 /* ------------------------------------------------- the task messages */
 
-/* A task on the wire: int64 id, int32 k, int32 files only, k (dev, ino) pairs, then the
- * display path and the k component names, each NUL-terminated. */
+/* A task on the wire: int64 id, int32 k, int32 kind, int32 shard, int32
+ * nshards, k (dev, ino) pairs, then the display path and the k component
+ * names, each NUL-terminated. */
 static size_t pack(long id, const struct subtree *s, char *buf, size_t cap)
 {
 	size_t off = 0;
@@ -671,8 +776,8 @@ static size_t pack(long id, const struct subtree *s, char *buf, size_t cap)
 	int32_t k = s->k;
 	memcpy(buf + off, &id64, 8), off += 8;
 	memcpy(buf + off, &k, 4), off += 4;
-	int32_t files = s->files_only;
-	memcpy(buf + off, &files, 4), off += 4;
+	int32_t v[3] = { s->kind, s->shard, s->nshards };
+	memcpy(buf + off, v, sizeof v), off += sizeof v;
 	memcpy(buf + off, s->ids, (size_t)k * 16), off += (size_t)k * 16;
 	uint64_t prefix = s->prefix;
 	memcpy(buf + off, &prefix, 8), off += 8;
@@ -695,13 +800,18 @@ static long unpack(const char *buf, size_t len, struct subtree *s)
 	int64_t id;
 	int32_t k;
 	uint64_t prefix;
-	int32_t files;
-	if (len < 16)
+	int32_t v[3];
+	if (len < 24)
 		return -1;
 	memcpy(&id, buf, 8), off += 8;
 	memcpy(&k, buf + off, 4), off += 4;
-	memcpy(&files, buf + off, 4), off += 4;
-	s->files_only = files != 0;
+	memcpy(v, buf + off, sizeof v), off += sizeof v;
+	if (v[0] < TASK_TREE || v[0] > TASK_ENTRIES || v[2] < 1 || v[2] > SHARDS_MAX ||
+	    v[1] < 0 || v[1] >= v[2])
+		return -1;
+	s->kind = v[0];
+	s->shard = v[1];
+	s->nshards = v[2];
 	if (k < 1 || k > DEPTH_MAX || off + (size_t)k * 16 + 8 > len)
 		return -1;
 	s->k = k;
@@ -729,7 +839,7 @@ static long unpack(const char *buf, size_t len, struct subtree *s)
 	return (long)id;
 }
 
-#define MSG_MAX (20 + DEPTH_MAX * 16 + 8 + 3 * PATH_MAX)
+#define MSG_MAX (28 + DEPTH_MAX * 16 + 8 + 3 * PATH_MAX)
 
 /* ---------------------------------------------------------------- slots */
 
@@ -760,7 +870,9 @@ static struct {
 static void *slot_main(void *arg)
 {
 	struct job *j = arg;
-	unsigned long long f = j->s.files_only ? remove_files(&j->s) : remove_subtree(&j->s);
+	unsigned long long f = j->s.kind == TASK_TREE    ? remove_subtree(&j->s)
+	                       : j->s.kind == TASK_RMDIR ? remove_dir(&j->s)
+	                                                 : remove_entries(&j->s);
 	pthread_mutex_lock(&sl.mu);
 	sl.done[sl.ndone++] = (struct report){ j->id, f };
 	sl.running--;
@@ -843,45 +955,142 @@ static void send_ask(int want, bool bye, const struct report *rep, unsigned n)
 
 /* ---------------------------------------------------- rank 0: hand out */
 
+/* A task as rank 0 holds it: what of which node. */
+struct task {
+	long node;
+	int kind, shard, nshards;
+};
+
 static struct {
-	const long *tasks;
-	size_t ntasks, next, done;
+	const struct task *tasks;
+	size_t ntasks, done;
+	/* Queues of tasks (indices into order[], [head, tail)): queue r <
+	 * nranks holds rank r's shards, queue nranks the tasks any rank
+	 * takes. */
+	size_t *order, *head, *tail;
+	bool *asked;      /* rank r has asked for tasks: what is left of its
+	                     shards then may go to others */
+	long *ready;      /* nodes read whose rmdir may go now */
+	size_t nready;
 	int active;       /* worker ranks still at work */
 	char *buf;        /* TASKS_MAX: a message being made */
 	char *scratch;    /* MSG_MAX: a task packed to see that it fits */
 	time_t last;
 } co;
 
-static void task_done(long id, unsigned long long failures)
+/* One thing node @i waited for is done: at the last, a node read is
+ * ready for its rmdir, or (if something in it was left) kept, which is
+ * one thing done for its parent, and so on up. */
+static void node_step(long i)
 {
+	while (i >= 0 && --nodes[i].pending == 0) {
+		if (!nodes[i].kept) {
+			co.ready[co.nready++] = i;
+			return;
+		}
+		long p = nodes[i].parent;
+		if (p >= 0)
+			nodes[p].kept = true;
+		i = p;
+	}
+}
+
+/* Node @i is gone, or @kept. */
+static void node_done(long i, bool kept)
+{
+	long p = nodes[i].parent;
+	if (p < 0)
+		return;
+	if (kept)
+		nodes[p].kept = true;
+	node_step(p);
+}
+
+static void task_done(long t, unsigned long long failures)
+{
+	if ((size_t)t >= co.ntasks) { /* the rmdir of a node read */
+		node_done(t - (long)co.ntasks, failures != 0);
+		return;
+	}
+	const struct task *k = &co.tasks[t];
+	long id = k->node;
 	co.done++;
-	if (failures && !nodes[id].task)
-		nodes[id].kept = true; /* its files: the directory stays */
-	else if (failures && nodes[id].parent >= 0)
-		nodes[nodes[id].parent].kept = true;
+	if (k->kind == TASK_TREE) {
+		node_done(id, failures != 0);
+	} else {
+		if (failures)
+			nodes[id].kept = true; /* what it held: the directory stays */
+		node_step(id);
+	}
 	if (opt.progress && (time(NULL) != co.last || co.done == co.ntasks)) {
 		co.last = time(NULL);
 		SAY(error_msg(0, "%zu of %zu subtrees removed", co.done, co.ntasks));
 	}
 }
 
-/* The next task whose path fits a message, as a job (NULL: none left). */
-static struct job *next_job(void)
+/* The next task for rank @r: its own shards, then the tasks for any
+ * rank, then the shards of another rank that has asked already (not
+ * before: at the start rank 0 would take them all, and run a directory's
+ * shards on one client), from the end of its queue (that rank takes them
+ * from the front, so that two shards of one directory seldom run on one
+ * client at once).  -1: none left. */
+static long take(int r)
 {
-	while (co.next < co.ntasks) {
-		long id = co.tasks[co.next++];
+	int any = nranks;
+	if (co.head[r] < co.tail[r])
+		return (long)co.order[co.head[r]++];
+	if (co.head[any] < co.tail[any])
+		return (long)co.order[co.head[any]++];
+	for (int i = 1; i < nranks; i++) {
+		int o = (r + i) % nranks;
+		if (co.asked[o] && co.head[o] < co.tail[o])
+			return (long)co.order[--co.tail[o]];
+	}
+	return -1;
+}
+
+/* The rmdir of a node read whose tasks and children are done, as a job
+ * (rank 0's; NULL: none ready). */
+static struct job *next_rmdir(void)
+{
+	while (co.nready) {
+		long i = co.ready[--co.nready];
 		struct job *j = malloc(sizeof *j);
 		if (!j) {
-			failure(ENOMEM, nodes[id].name);
-			task_done(id, 1);
+			failure(ENOMEM, nodes[i].name);
+			node_done(i, true);
 			continue;
 		}
-		j->id = id;
-		subtree_of(id, &j->s);
-		j->s.files_only = !nodes[id].task;
-		if (pack(id, &j->s, co.scratch, MSG_MAX) == 0) { /* too long a path */
-			failure(ENAMETOOLONG, j->s.display);
-			task_done(id, 1);
+		j->id = (long)co.ntasks + i;
+		subtree_of(i, &j->s);
+		j->s.kind = TASK_RMDIR;
+		return j;
+	}
+	return NULL;
+}
+
+/* The next task for rank @r whose path fits a message, as a job (NULL:
+ * none left). */
+static struct job *next_job(int r)
+{
+	long t;
+	while ((t = take(r)) >= 0) {
+		const struct task *k = &co.tasks[t];
+		struct job *j = malloc(sizeof *j);
+		if (!j) {
+			failure(ENOMEM, nodes[k->node].name);
+			task_done(t, 1);
+			continue;
+		}
+		j->id = t;
+		subtree_of(k->node, &j->s);
+		j->s.kind = k->kind;
+		j->s.shard = k->shard;
+		j->s.nshards = k->nshards;
+		if (pack(t, &j->s, co.scratch, MSG_MAX) == 0) { /* too long a path */
+			if (k->shard == 0) /* said once for its shards */
+				failure(ENAMETOOLONG, j->s.display);
+			task_done(t, 1);
 			free(j);
 			continue;
 		}
@@ -900,9 +1109,11 @@ static void answer(int source, const char *msg, int len)
 	for (int i = 0; i < h.nrep && (int)(sizeof h + (size_t)(i + 1) * sizeof(struct report)) <= len; i++) {
 		struct report r;
 		memcpy(&r, msg + sizeof h + (size_t)i * sizeof r, sizeof r);
-		if (r.id >= 0 && (uint64_t)r.id < nnodes)
+		if (r.id >= 0 && (uint64_t)r.id < co.ntasks)
 			task_done((long)r.id, r.failures);
 	}
+	if (source > 0 && source < nranks)
+		co.asked[source] = true;
 	if (h.bye) {
 		co.active--;
 		return;
@@ -910,7 +1121,7 @@ static void answer(int source, const char *msg, int len)
 	int32_t count = 0;
 	size_t off = 4;
 	struct job *j;
-	while (count < h.want && count < SLOTS_MAX && (j = next_job()) != NULL) {
+	while (count < h.want && count < SLOTS_MAX && (j = next_job(source)) != NULL) {
 		uint32_t l = (uint32_t)pack(j->id, &j->s, co.buf + off + 4, MSG_MAX);
 		memcpy(co.buf + off, &l, 4);
 		off += 4 + l;
@@ -944,7 +1155,7 @@ static void answer_waiting(char *msg)
 /* Rank 0 (with one rank too): remove tasks on its slots, and hand the
  * others out as the worker ranks ask, until every task is done and every
  * worker rank has left. */
-static void coordinate(const long *tasks, size_t ntasks)
+static void coordinate(const struct task *tasks, size_t ntasks)
 {
 	co.tasks = tasks;
 	co.ntasks = ntasks;
@@ -952,9 +1163,49 @@ static void coordinate(const long *tasks, size_t ntasks)
 	co.last = time(NULL);
 	co.buf = malloc(TASKS_MAX);
 	co.scratch = malloc(MSG_MAX);
+	co.order = malloc((ntasks ? ntasks : 1) * sizeof *co.order);
+	co.head = calloc((size_t)nranks + 1, sizeof *co.head);
+	co.tail = calloc((size_t)nranks + 1, sizeof *co.tail);
+	co.asked = calloc((size_t)nranks, sizeof *co.asked);
+	co.ready = malloc((nnodes ? nnodes : 1) * sizeof *co.ready);
 	char *msg = malloc(ASK_MAX);
-	if (!co.buf || !co.scratch || !msg)
+	if (!co.buf || !co.scratch || !co.order || !co.head || !co.tail || !co.asked ||
+	    !co.ready || !msg)
 		MPI_Abort(MPI_COMM_WORLD, 1);
+	co.asked[0] = true;
+	/* what each node waits for: its tasks, and its child nodes; a node
+	 * read that waits for nothing is ready (deepest first: a child's
+	 * node comes after its parent's) */
+	for (size_t t = 0; t < ntasks; t++)
+		nodes[tasks[t].node].pending++;
+	for (size_t i = 0; i < nnodes; i++)
+		if (nodes[i].parent >= 0)
+			nodes[nodes[i].parent].pending++;
+	long *zero = malloc((nnodes ? nnodes : 1) * sizeof *zero);
+	size_t nzero = 0;
+	if (!zero)
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	for (size_t i = nnodes; i-- > 0;)
+		if (!nodes[i].task && nodes[i].pending == 0)
+			zero[nzero++] = (long)i; /* a list first: node_step may end others' wait */
+	for (size_t z = 0; z < nzero; z++) {
+		nodes[zero[z]].pending = 1;
+		node_step(zero[z]);
+	}
+	free(zero);
+	/* the queues: each one's length, its place in order[], its tasks */
+#define QUEUE_OF(t) (tasks[t].nshards > 1 ? tasks[t].shard % nranks : nranks)
+	for (size_t t = 0; t < ntasks; t++)
+		co.tail[QUEUE_OF(t)]++;
+	size_t at = 0;
+	for (int q = 0; q <= nranks; q++) {
+		size_t n = co.tail[q];
+		co.head[q] = co.tail[q] = at;
+		at += n;
+	}
+	for (size_t t = 0; t < ntasks; t++)
+		co.order[co.tail[QUEUE_OF(t)]++] = t;
+#undef QUEUE_OF
 	for (;;) {
 		if (nranks > 1)
 			answer_waiting(msg);
@@ -966,7 +1217,8 @@ static void coordinate(const long *tasks, size_t ntasks)
 		unsigned n = slot_reports(rep, &running, 0);
 		for (unsigned i = 0; i < n; i++)
 			task_done((long)rep[i].id, rep[i].failures);
-		if (running < sl.nslots && (j = next_job()) != NULL) {
+		/* a ready rmdir first: it may make its parent's ready */
+		if (running < sl.nslots && ((j = next_rmdir()) != NULL || (j = next_job(0)) != NULL)) {
 			slot_start(j);
 			continue;
 		}
@@ -983,6 +1235,11 @@ static void coordinate(const long *tasks, size_t ntasks)
 	free(msg);
 	free(co.buf);
 	free(co.scratch);
+	free(co.order);
+	free(co.head);
+	free(co.tail);
+	free(co.asked);
+	free(co.ready);
 }
 
 /* A worker rank: ask for as many tasks as slots are free, run them, report
@@ -1311,7 +1568,7 @@ int main(int argc, char **argv)
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 
-	long *tasks = NULL;
+	struct task *tasks = NULL;
 	size_t ntasks = 0;
 	if (rank == 0) {
 		struct stat root;
@@ -1335,30 +1592,29 @@ int main(int argc, char **argv)
 			if (nodes[head].depth + 1 >= DEPTH_MAX || !expand((long)head)) {
 				nodes[head].task = true;
 				whole++;
+			} else if (nodes[head].entries) {
+				whole += (size_t)shards();
 			}
 		}
-		tasks = malloc((nnodes ? nnodes : 1) * sizeof *tasks);
-		for (size_t i = 0; tasks && i < nnodes; i++)
-			if (nodes[i].task || nodes[i].files)
-				tasks[ntasks++] = (long)i;
+		/* a task for each subtree left whole; one for the files of a
+		 * directory read (or shards, where it held many), shards for
+		 * the entries of one too large to read */
+		size_t cap = 0;
+		for (size_t i = 0; i < nnodes; i++)
+			cap += (size_t)node_tasks((long)i);
+		tasks = malloc((cap ? cap : 1) * sizeof *tasks);
+		for (size_t i = 0; tasks && i < nnodes; i++) {
+			int n = node_tasks((long)i);
+			int kind = nodes[i].task ? TASK_TREE : nodes[i].entries ? TASK_ENTRIES
+			                                                        : TASK_FILES;
+			for (int k = 0; k < n; k++)
+				tasks[ntasks++] = (struct task){ (long)i, kind, k, n };
+		}
 		if (!tasks) {
 			error_msg(ENOMEM, "cannot remove the operands");
 			COUNT(cnt.failures);
 		} else {
 			coordinate(tasks, ntasks);
-		}
-		/* the directories read, deepest first (a child's node comes
-		 * after its parent's) */
-		for (size_t i = nnodes; i-- > 0;) {
-			long p = nodes[i].parent;
-			if (nodes[i].task)
-				continue;
-			if (nodes[i].kept) {
-				if (p >= 0)
-					nodes[p].kept = true;
-				continue;
-			}
-			remove_node((long)i);
 		}
 	} else {
 		serve();
