@@ -931,6 +931,33 @@ static void nap(long ns)
 	nanosleep(&ts, NULL);
 }
 
+/* --stats: the most threads this rank had at once (MPI's own included),
+ * sampled from /proc/self/status every 10 ms or so by the main thread. */
+static unsigned peak_threads;
+
+static void sample_threads(void)
+{
+	static long long last;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+	long long ms = (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+	if (!opt.stats || ms - last < 10)
+		return;
+	last = ms;
+	FILE *f = fopen("/proc/self/status", "re");
+	if (!f)
+		return;
+	char line[256];
+	unsigned n;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "Threads: %u", &n) == 1) {
+			if (n > peak_threads)
+				peak_threads = n;
+			break;
+		}
+	fclose(f);
+}
+
 /* ------------------------------------------------------------ messages */
 
 /* A worker rank to rank 0 (TAG_ASK): what it finished, and how many tasks
@@ -1207,6 +1234,7 @@ static void coordinate(const struct task *tasks, size_t ntasks)
 		co.order[co.tail[QUEUE_OF(t)]++] = t;
 #undef QUEUE_OF
 	for (;;) {
+		sample_threads();
 		if (nranks > 1)
 			answer_waiting(msg);
 		struct report rep[SLOTS_MAX];
@@ -1254,6 +1282,7 @@ static void serve(void)
 	unsigned nrep = 0, running = 0;
 	bool none_left = false, asked = false;
 	for (;;) {
+		sample_threads();
 		struct report more[SLOTS_MAX];
 		unsigned n = slot_reports(more, &running, asked ? 0 : 1000000);
 		memcpy(rep + nrep, more, n * sizeof *more);
@@ -1623,6 +1652,9 @@ int main(int argc, char **argv)
 	barrier_sleeping();
 	struct counts all = { 0 };
 	MPI_Reduce(&cnt, &all, 3, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+	unsigned threads = 0;
+	if (opt.stats)
+		MPI_Reduce(&peak_threads, &threads, 1, MPI_UNSIGNED, MPI_MAX, 0, MPI_COMM_WORLD);
 	if (rank == 0) {
 		status = all.failures ? 1 : 0;
 		clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -1630,9 +1662,9 @@ int main(int argc, char **argv)
 			double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 			fprintf(stderr, "%s: removed %llu files and %llu directories in %.3f s "
 			        "with %d ranks, each removing up to %u subtrees at once with up to "
-			        "%u workers each; %zu subtrees; %llu failures\n", program_name,
-			        all.files, all.dirs, s, nranks, sl.nslots, task_workers, ntasks,
-			        all.failures);
+			        "%u workers each; %zu subtrees; %llu failures; at most %u threads "
+			        "in a rank\n", program_name, all.files, all.dirs, s, nranks,
+			        sl.nslots, task_workers, ntasks, all.failures, threads);
 		}
 	}
 	MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
