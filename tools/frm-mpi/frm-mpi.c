@@ -6,24 +6,27 @@
  * How the work moves (doc/design.md, "frm-mpi")
  * - Rank 0 coordinates.  It reads the top of each tree breadth first
  *   (directories of at most EXPAND_MAX entries, each opened relative to its
- *   parent with O_NOFOLLOW and checked against the device and inode seen),
- *   removing the files it meets there, until it has TASKS_PER_WORKER
- *   subtrees per worker rank (or has read NODES_MAX directories).  Each
- *   directory not read is a task: its path and the device and inode of
- *   every directory from the operand down to it.
- * - Every other rank asks rank 0 for a task, removes that subtree with
- *   libfastrm's pool (fastrm_rmtreeat, its own workers), says how it went
- *   and asks again, until rank 0 has none left.  Rank 0 removes tasks too
- *   (where MPI gives MPI_THREAD_SERIALIZED), answering the others from the
- *   library's callbacks meanwhile, which run one at a time.  A rank reaches its
- *   subtree one component at a time with O_NOFOLLOW, checking each
- *   directory against what rank 0 recorded; the subtree's root is checked
- *   again by the library's root callback.  No rank holds the whole list:
- *   rank 0 holds the tasks (bounded), a worker one task.
- * - A directory rank 0 read is removed by rank 0 once every task below it
- *   is done, deepest first; if anything below it was left, it is kept
- *   without a word (the entry left was reported by the rank that met it),
- *   as GNU rm keeps the directories above a failure.
+ *   parent with O_NOFOLLOW and checked against the device and inode seen)
+ *   until the subtree tasks it would make number TASKS_PER_SLOT per slot
+ *   of every rank (or it has read NODES_MAX directories).  Each directory
+ *   not read is a task: its path and the device and inode of every
+ *   directory from the operand down to it.  The files of a directory read
+ *   are a task (split into one shard per rank where there are many); a
+ *   directory too large to read is split into shards of all its entries.
+ * - Every other rank asks rank 0 for as many tasks as it has free slots,
+ *   removes each on a thread of its own with libfastrm's pool
+ *   (fastrm_rmtreeat, its own workers), says how they went with its next
+ *   request, until rank 0 has none left.  Rank 0 removes tasks too,
+ *   answering the others between them.  A rank reaches its subtree one
+ *   component at a time with O_NOFOLLOW, checking each directory against
+ *   what rank 0 recorded; the subtree's root is checked again by the
+ *   library's root callback.  No rank holds the whole list: rank 0 holds
+ *   the tasks (bounded), a worker rank those it runs.
+ * - A directory rank 0 read is removed by rank 0, on one of its slots, as
+ *   soon as its tasks and the directories below it are done; if anything
+ *   below it was left, it is kept without a word (the entry left was
+ *   reported by the rank that met it), as GNU rm keeps the directories
+ *   above a failure.
  * - With one rank (-np 1) rank 0 removes the operands itself, as frm.
  *
  * The contract, across ranks: every rank exits 0 only when every operand
