@@ -33,6 +33,7 @@
  * shared, busy device the measure is theirs as much as ours. */
 #define _GNU_SOURCE
 #include "device.h"
+#include "fs-magic.h"
 #include "strategies.h"
 
 #include <errno.h>
@@ -53,22 +54,6 @@
 /* Devices one advisor keeps profiles of. */
 #define MAX_PROFILES 32
 
-/* File systems by statfs's f_type, where <linux/magic.h> may lack them. */
-#define MAGIC_EXT4 0xEF53        /* ext2, ext3 and ext4 */
-#define MAGIC_XFS 0x58465342
-#define MAGIC_BTRFS 0x9123683e
-#define MAGIC_TMPFS 0x01021994
-#define MAGIC_RAMFS 0x858458f6
-#define MAGIC_PROC 0x9fa0
-#define MAGIC_SYSFS 0x62656572
-#define MAGIC_NFS 0x6969
-#define MAGIC_CIFS 0xff534d42
-#define MAGIC_SMB2 0xfe534d42
-#define MAGIC_LUSTRE 0x0bd00bd0
-#define MAGIC_FUSE 0x65735546
-#define MAGIC_9P 0x01021997
-#define MAGIC_CEPH 0x00c36400
-#define MAGIC_AFS 0x5346414f
 
 struct device_profile {
 	dev_t dev;               /* st_dev of the file system */
@@ -262,13 +247,9 @@ enum device_fs device_fs_of(long type, bool *unsorted)
 		 * metadata prefetch */
 		*unsorted = true;
 		return DEVICE_FS_REMOTE;
-	case MAGIC_FUSE:
-	case MAGIC_9P:
-	case MAGIC_CEPH:
-	case MAGIC_AFS:
-		return DEVICE_FS_REMOTE;
 	default:
-		return DEVICE_FS_OTHER;
+		return fs_magic_remote((unsigned long)type) ? DEVICE_FS_REMOTE
+		                                             : DEVICE_FS_OTHER;
 	}
 }
 

@@ -102,7 +102,7 @@ enum device_fs {
 	DEVICE_FS_XFS,
 	DEVICE_FS_BTRFS,
 	DEVICE_FS_MEMORY,         /* tmpfs, ramfs, proc, sysfs */
-	DEVICE_FS_REMOTE,         /* NFS, CIFS/SMB, FUSE, 9p, Ceph, Lustre, AFS */
+	DEVICE_FS_REMOTE,         /* fs-magic.h: NFS, SMB, FUSE, 9p, Ceph, Lustre, AFS, GPFS */
 };
 
 /* ext4's windows around small directories (ext4-blocks.c): recent ones. */

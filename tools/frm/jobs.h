@@ -10,6 +10,8 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "fs-magic.h"
+
 /* The most --jobs=N may be (the library would take up to 256; frm's
  * measurements went to 64), and auto's workers per CPU and most (see
  * PARALLEL REMOVAL in frm(1) for what was measured). */
@@ -35,8 +37,8 @@ static inline unsigned auto_jobs(void)
 
 /* Whether @path (relative to @dirfd; the link itself if it is a symlink)
  * is on a file system whose every request is a round trip to a server or
- * a daemon: NFS, SMB, Lustre, Ceph, GPFS, 9p, AFS, FUSE (sshfs).  One
- * open and one fstatfs; false where they fail. */
+ * a daemon (lib/device/fs-magic.h: NFS, SMB, Lustre, Ceph, GPFS, 9p, AFS,
+ * FUSE such as sshfs).  One open and one fstatfs; false where they fail. */
 static inline bool on_remote_fs(int dirfd, const char *path)
 {
 	int fd = openat(dirfd, path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
@@ -45,23 +47,7 @@ static inline bool on_remote_fs(int dirfd, const char *path)
 	struct statfs fs;
 	bool ok = fstatfs(fd, &fs) == 0;
 	close(fd);
-	if (!ok)
-		return false;
-	switch ((unsigned long)fs.f_type) {
-	case 0x6969:     /* NFS */
-	case 0x517b:     /* SMB */
-	case 0xff534d42: /* CIFS */
-	case 0xfe534d42: /* SMB2 */
-	case 0x0bd00bd0: /* Lustre */
-	case 0x00c36400: /* Ceph */
-	case 0x47504653: /* GPFS */
-	case 0x01021997: /* 9p */
-	case 0x5346414f: /* AFS */
-	case 0x65735546: /* FUSE */
-		return true;
-	default:
-		return false;
-	}
+	return ok && fs_magic_remote((unsigned long)fs.f_type);
 }
 
 /* --jobs=auto's workers for removing @paths (relative to @dirfd): @jobs
