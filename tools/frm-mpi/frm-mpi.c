@@ -341,59 +341,47 @@ static int open_chain(struct subtree *s, int upto)
 	return fd;
 }
 
-/* Remove subtree @s (the directory comps[k-1] and all below it).  Returns
- * the failures it counted.  Tasks run at once, each on its own thread. */
-static unsigned long long remove_subtree(struct subtree *s)
+/* Remove @name, relative to @dirfd, and all below it, with the library's
+ * pool: comps[k-1] of task @s (@child false), or a subdirectory of its
+ * directory (@child true: a TASK_ENTRIES shard's, not one rank 0
+ * recorded).  Returns the failures counted.  Tasks run at once, each on
+ * its own thread. */
+static unsigned long long remove_tree_at(const struct subtree *s, int dirfd,
+                                         const char *name, bool child)
 {
-	int pfd = open_chain(s, s->k - 1);
-	if (pfd == -1)
-		return failure(errno, s->display) ? 1 : 0;
 	struct cbctx *c = malloc(sizeof *c);
 	if (!c) {
-		if (pfd != AT_FDCWD)
-			close(pfd);
-		return failure(ENOMEM, s->display) ? 1 : 0;
+		char path[PATH_MAX * 3];
+		return failure(ENOMEM, child ? child_path(path, sizeof path, s->display, name)
+		                             : s->display) ? 1 : 0;
 	}
 	c->s = s;
-	c->child = false;
+	c->child = child;
 	c->failures = 0;
 	struct fastrm_rmtree_opts o;
 	rmtree_opts(&o, c);
-	/* refusals are rank 0's, with rm's words, before anything is read */
+	/* refusals are rank 0's, with rm's words, before anything is read (a
+	 * child is never "." nor "..": its shard leaves them out) */
 	o.flags |= FASTRM_RMTREE_ALLOW_DOTS | FASTRM_RMTREE_NO_PRESERVE_ROOT;
-	char *paths[] = { (char *)s->comps[s->k - 1], NULL };
-	int rc = fastrm_rmtreeat(pfd, paths, &o, NULL);
-	if (rc < 0 && failure(-rc, s->display))
+	char *paths[] = { (char *)name, NULL };
+	int rc = fastrm_rmtreeat(dirfd, paths, &o, NULL);
+	if (rc < 0 && failure(-rc, child ? shown(c, name) : s->display))
 		c->failures++;
-	if (pfd != AT_FDCWD)
-		close(pfd);
 	unsigned long long f = c->failures;
 	free(c);
 	return f;
 }
 
-/* Remove @name, a subdirectory of task @s's directory (open as @fd),
- * and all below it.  Returns the failures counted. */
-static unsigned long long remove_child(const struct subtree *s, int fd, const char *name)
+/* Remove subtree @s (the directory comps[k-1] and all below it).  Returns
+ * the failures it counted. */
+static unsigned long long remove_subtree(struct subtree *s)
 {
-	struct cbctx *c = malloc(sizeof *c);
-	if (!c) {
-		char path[PATH_MAX * 3];
-		return failure(ENOMEM, child_path(path, sizeof path, s->display, name)) ? 1 : 0;
-	}
-	c->s = s;
-	c->child = true;
-	c->failures = 0;
-	struct fastrm_rmtree_opts o;
-	rmtree_opts(&o, c);
-	/* not "." nor ".." (left out by the caller); "/" cannot be a name */
-	o.flags |= FASTRM_RMTREE_NO_PRESERVE_ROOT;
-	char *paths[] = { (char *)name, NULL };
-	int rc = fastrm_rmtreeat(fd, paths, &o, NULL);
-	if (rc < 0 && failure(-rc, shown(c, name)))
-		c->failures++;
-	unsigned long long f = c->failures;
-	free(c);
+	int pfd = open_chain(s, s->k - 1);
+	if (pfd == -1)
+		return failure(errno, s->display) ? 1 : 0;
+	unsigned long long f = remove_tree_at(s, pfd, s->comps[s->k - 1], false);
+	if (pfd != AT_FDCWD)
+		close(pfd);
 	return f;
 }
 
@@ -436,7 +424,7 @@ static unsigned long long remove_entries(struct subtree *s)
 		    (s->nshards > 1 && shard_of(de->d_name, s->nshards) != s->shard))
 			continue;
 		if (de->d_type == DT_DIR) {
-			f += remove_child(s, fd, de->d_name);
+			f += remove_tree_at(s, fd, de->d_name, true);
 			continue;
 		}
 		/* the path is made only to be said: not for each entry */
@@ -448,7 +436,7 @@ static unsigned long long remove_entries(struct subtree *s)
 		} else if (errno == EISDIR) {
 			/* a directory after all (no d_type, or made meanwhile) */
 			if (dirs)
-				f += remove_child(s, fd, de->d_name);
+				f += remove_tree_at(s, fd, de->d_name, true);
 		} else if (failure(errno, child_path(path, sizeof path, s->display, de->d_name))) {
 			f++;
 		}
