@@ -45,6 +45,7 @@
 #include "quote.h"
 
 #include <dirent.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -79,7 +80,7 @@
 #define SHARD_MIN_FILES 64
 #define SHARDS_MAX 64
 
-enum { TAG_ASK = 1, TAG_TASK, TAG_STOP };
+enum { TAG_ASK = 1, TAG_TASK, TAG_STOP, TAG_GIVE };
 
 /* What a task removes of its directory (comps[k-1]). */
 enum {
@@ -183,6 +184,8 @@ struct subtree {
 	int kind;                   /* what of comps[k-1] the task removes */
 	int shard, nshards;         /* the entries whose name hashes to shard,
 	                               of nshards (1: all) */
+	long task;                  /* the task's id at rank 0 (-1: an rmdir
+	                               of rank 0's, which gives nothing away) */
 	char names[PATH_MAX * 2];   /* where comps point, when unpacked */
 };
 
@@ -207,8 +210,17 @@ struct cbctx {
 	                                directory (TASK_ENTRIES): not a
 	                                directory rank 0 recorded */
 	unsigned long long failures; /* this task's */
+	const char *given;           /* the name given to the library */
+	char **gave;                 /* the subtrees given away, each as its
+	                                path from the task's directory */
+	unsigned ngave;
+	char **fails;                /* failures counted since the first gift,
+	                                each as such a path (at most FAILS_MAX) */
+	unsigned nfails;
+	bool fails_over;             /* more than that */
 	char buf[PATH_MAX * 3];
 };
+#define FAILS_MAX 1024
 
 /* @dir's entry @name as rm names it, into @buf (@n bytes). */
 static const char *child_path(char *buf, size_t n, const char *dir, const char *name)
@@ -224,6 +236,216 @@ static const char *shown(struct cbctx *c, const char *libpath)
 		return child_path(c->buf, sizeof c->buf, c->s->display, libpath);
 	snprintf(c->buf, sizeof c->buf, "%.*s%s", (int)c->s->prefix, c->s->display, libpath);
 	return c->buf;
+}
+
+/* ------------------------------------------ giving subtrees away */
+
+/* How many subtrees this rank is to give away: rank 0 asks (TAG_GIVE)
+ * when ranks have run dry and it has no task left to hand out.  A task's
+ * walk then gives away the next directory it is about to enter (nothing
+ * of it read yet): the library keeps it, and the directories above it in
+ * the walk (@ask's FASTRM_RMTREE_KEEP), and rank 0 makes it a task for any
+ * rank, and removes the directories kept above it once it and the walk
+ * are done. */
+static int give_want;
+/* FRM_MPI_TEST_GIVE=N (for the tests only): each rank gives N subtrees
+ * away whether asked or not, so that small trees meet giving too. */
+static int give_test;
+static unsigned long long given; /* subtrees this rank gave away */
+
+enum { GIFT_TREE = 1, /* a subtree given away */
+       GIFT_KEPT };   /* a directory above one, kept by a failure below it */
+
+/* A gift on its way to rank 0 (or rank 0's own), as the wire has it:
+ * int64 task, int32 what, int32 n, n (dev, ino) pairs, then n names, each
+ * NUL-terminated: the path from the task's directory (its node) down. */
+struct gift {
+	struct gift *next;
+	size_t len;
+	char data[];
+};
+#define GIFT_MAX (16 + DEPTH_MAX * 16 + PATH_MAX * 2)
+static pthread_mutex_t gift_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct gift *gifts, **gifts_end = &gifts;
+
+/* Queue a gift: @rel is the path below the task's directory, its @n
+ * components separated by '/'; @ids their (dev, ino), or NULL. */
+static bool push_gift(long task, int what, int n, const uint64_t (*ids)[2],
+                      const char *rel)
+{
+	size_t rl = strlen(rel) + 1;
+	struct gift *g = malloc(sizeof *g + 16 + (size_t)n * 16 + rl);
+	if (!g)
+		return false;
+	int64_t t = task;
+	int32_t h[2] = { what, n };
+	memcpy(g->data, &t, 8);
+	memcpy(g->data + 8, h, 8);
+	if (ids)
+		memcpy(g->data + 16, ids, (size_t)n * 16);
+	else
+		memset(g->data + 16, 0, (size_t)n * 16);
+	char *names = g->data + 16 + (size_t)n * 16;
+	memcpy(names, rel, rl);
+	for (char *q = names; *q; q++)
+		if (*q == '/')
+			*q = '\0';
+	g->len = 16 + (size_t)n * 16 + rl;
+	g->next = NULL;
+	pthread_mutex_lock(&gift_mu);
+	*gifts_end = g;
+	gifts_end = &g->next;
+	pthread_mutex_unlock(&gift_mu);
+	return true;
+}
+
+/* Take the gifts queued (a list, oldest first). */
+static struct gift *take_gifts(void)
+{
+	pthread_mutex_lock(&gift_mu);
+	struct gift *g = gifts;
+	gifts = NULL;
+	gifts_end = &gifts;
+	pthread_mutex_unlock(&gift_mu);
+	return g;
+}
+
+/* One subtree more to give, if any is wanted. */
+static bool take_want(void)
+{
+	int *counters[] = { &give_test, &give_want };
+	for (int i = 0; i < 2; i++) {
+		int w = __atomic_load_n(counters[i], __ATOMIC_RELAXED);
+		while (w > 0)
+			if (__atomic_compare_exchange_n(counters[i], &w, w - 1, false,
+			                                __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+				return true;
+	}
+	return false;
+}
+
+/* The library's @path as a path below the task's directory (NULL when it
+ * is not below what was given). */
+static const char *rel_of(const struct cbctx *c, const char *path, char *buf, size_t n)
+{
+	size_t gl = strlen(c->given);
+	if (strncmp(path, c->given, gl) != 0)
+		return NULL;
+	const char *r = path + gl;
+	while (*r == '/')
+		r++;
+	int w = c->child ? snprintf(buf, n, "%s%s%s", c->given, *r ? "/" : "", r)
+	                 : snprintf(buf, n, "%s", r);
+	return w >= 0 && (size_t)w < n ? buf : NULL;
+}
+
+/* A failure counted in a task that gave subtrees away: the directories
+ * above both are kept (told to rank 0 at the end). */
+static void note_failure(struct cbctx *c, const char *path)
+{
+	char rel[PATH_MAX * 2];
+	char *r = NULL;
+	if (c->nfails == FAILS_MAX || !rel_of(c, path, rel, sizeof rel) ||
+	    !(r = strdup(rel))) {
+		c->fails_over = true;
+		return;
+	}
+	if (!c->fails && !(c->fails = malloc(FAILS_MAX * sizeof *c->fails))) {
+		free(r);
+		c->fails_over = true;
+		return;
+	}
+	c->fails[c->nfails++] = r;
+}
+
+/* @ask: give away directory @e, about to be entered, if rank 0 wants
+ * subtrees and this task has counted no failure (the directories above a
+ * failure are kept by the library: the kept ones are then told apart by
+ * the failures noted since).  Its (dev, ino) and those of the directories
+ * between it and the task's directory, for rank 0's chain, are read on
+ * the way up from its parent, the fd the walk holds. */
+static int cb_ask(void *ctx, const struct fastrm_rmtree_entry *e,
+                  enum fastrm_rmtree_step step)
+{
+	if (step != FASTRM_RMTREE_ENTER || e->level < 1 || !e->is_dir || !e->st ||
+	    (__atomic_load_n(&give_want, __ATOMIC_RELAXED) <= 0 &&
+	     __atomic_load_n(&give_test, __ATOMIC_RELAXED) <= 0))
+		return FASTRM_RMTREE_GO;
+	struct cbctx *c = ctx;
+	int n = e->level + (c->child ? 1 : 0); /* components below the node */
+	char rel[PATH_MAX * 2];
+	if (c->s->task < 0 || c->failures || c->s->k + n >= DEPTH_MAX ||
+	    !rel_of(c, e->path, rel, sizeof rel))
+		return FASTRM_RMTREE_GO;
+	int parts = 1;
+	for (const char *q = rel; *q; q++)
+		parts += *q == '/';
+	char **more = realloc(c->gave, (c->ngave + 1) * sizeof *more);
+	if (!more)
+		return FASTRM_RMTREE_GO;
+	c->gave = more;
+	if (parts != n || !take_want())
+		return FASTRM_RMTREE_GO;
+	uint64_t ids[DEPTH_MAX][2];
+	ids[n - 1][0] = (uint64_t)e->st->st_dev;
+	ids[n - 1][1] = (uint64_t)e->st->st_ino;
+	int fd = e->dirfd, up = -1;
+	bool ok = true;
+	for (int i = n - 2; ok && i >= 0; i--) {
+		struct stat sb;
+		ok = fstat(fd, &sb) == 0;
+		ids[i][0] = (uint64_t)sb.st_dev;
+		ids[i][1] = (uint64_t)sb.st_ino;
+		if (ok && i > 0) {
+			int nfd = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if (up >= 0)
+				close(up);
+			fd = up = nfd;
+			ok = nfd >= 0;
+		}
+	}
+	if (up >= 0)
+		close(up);
+	char *mine = ok ? strdup(rel) : NULL;
+	if (!mine || !push_gift(c->s->task, GIFT_TREE, n, ids, rel)) {
+		free(mine);
+		return FASTRM_RMTREE_GO;
+	}
+	c->gave[c->ngave++] = mine;
+	COUNT(given);
+	return FASTRM_RMTREE_KEEP;
+}
+
+/* After a task's walk that gave subtrees away: tell rank 0 which of the
+ * directories kept above them hold a failure too (so are to stay), and
+ * let go of the lists. */
+static void gifts_done(struct cbctx *c)
+{
+	for (unsigned i = 0; i < c->ngave; i++) {
+		char *g = c->gave[i];
+		int n = 0;
+		for (char *q = g; *q; q++) {
+			if (*q != '/')
+				continue;
+			n++;
+			size_t len = (size_t)(q - g);
+			bool kept = c->fails_over;
+			for (unsigned f = 0; !kept && f < c->nfails; f++)
+				kept = strncmp(c->fails[f], g, len) == 0 &&
+				       (c->fails[f][len] == '\0' || c->fails[f][len] == '/');
+			if (kept) {
+				*q = '\0';
+				if (!push_gift(c->s->task, GIFT_KEPT, n, NULL, g))
+					error_msg(ENOMEM, "cannot tell rank 0 of %s", g);
+				*q = '/';
+			}
+		}
+		free(g);
+	}
+	for (unsigned f = 0; f < c->nfails; f++)
+		free(c->fails[f]);
+	free(c->fails);
+	free(c->gave);
 }
 
 static int cb_root(void *ctx, const struct fastrm_rmtree_entry *e)
@@ -278,6 +500,8 @@ static int cb_failed(void *ctx, const struct fastrm_rmtree_entry *e,
 		break;
 	}
 	pthread_mutex_unlock(&say_mu);
+	if (c->ngave)
+		note_failure(c, e->path);
 	COUNT(cnt.failures);
 	c->failures++;
 	return 1;
@@ -355,18 +579,26 @@ static unsigned long long remove_tree_at(const struct subtree *s, int dirfd,
 		return failure(ENOMEM, child ? child_path(path, sizeof path, s->display, name)
 		                             : s->display) ? 1 : 0;
 	}
+	memset(c, 0, offsetof(struct cbctx, buf));
 	c->s = s;
 	c->child = child;
-	c->failures = 0;
+	c->given = name;
 	struct fastrm_rmtree_opts o;
 	rmtree_opts(&o, c);
 	/* refusals are rank 0's, with rm's words, before anything is read (a
 	 * child is never "." nor "..": its shard leaves them out) */
 	o.flags |= FASTRM_RMTREE_ALLOW_DOTS | FASTRM_RMTREE_NO_PRESERVE_ROOT;
+	/* with other ranks, a directory may be given away to them (with one
+	 * rank there is no one to give to, and @ask costs a lock an entry) */
+	if (nranks > 1 && s->task >= 0)
+		o.ask = cb_ask;
 	char *paths[] = { (char *)name, NULL };
 	int rc = fastrm_rmtreeat(dirfd, paths, &o, NULL);
 	if (rc < 0 && failure(-rc, child ? shown(c, name) : s->display))
 		c->failures++;
+	if (rc < 0)
+		c->fails_over = true; /* ended early: what it kept is unknown */
+	gifts_done(c);
 	unsigned long long f = c->failures;
 	free(c);
 	return f;
@@ -463,6 +695,8 @@ struct node {
 	unsigned nfiles;  /* files rank 0 saw in it */
 	size_t pending;   /* its tasks and child nodes not yet done: at 0
 	                     rank 0 removes it (a node read) */
+	long walker;      /* the task whose walk kept it, above a subtree it
+	                     gave away, and may still be in it (-1: none) */
 };
 
 static struct node *nodes;
@@ -483,7 +717,7 @@ static long add_node(char *name, long parent, const struct stat *sb)
 	nodes[nnodes] = (struct node){ name, parent, (uint64_t)sb->st_dev,
 	                               (uint64_t)sb->st_ino,
 	                               parent < 0 ? 0 : nodes[parent].depth + 1,
-	                               false, false, false, false, 0, 0 };
+	                               false, false, false, false, 0, 0, -1 };
 	return (long)nnodes++;
 }
 
@@ -951,50 +1185,86 @@ static void sample_threads(void)
 
 /* ------------------------------------------------------------ messages */
 
-/* A worker rank to rank 0 (TAG_ASK): what it finished, and how many tasks
- * it wants more (0 with bye: it is done and leaves). */
+/* A worker rank to rank 0 (TAG_ASK): the tasks it finished, the subtrees
+ * it gave away (ngift, each a uint32 length and a gift's data, before the
+ * reports they belong to), and how many tasks it wants more (0: none now;
+ * with bye: it is done and leaves).  Rank 0 answers only a want: at once
+ * when it has tasks, else once some come (given away by a rank) or all
+ * are done (TAG_STOP). */
 struct ask_head {
-	int32_t want, bye, nrep, pad;
+	int32_t want, bye, nrep, ngift;
 };
-#define ASK_MAX (sizeof(struct ask_head) + SLOTS_MAX * sizeof(struct report))
+/* Gifts in one message, at most. */
+#define GIFTS_PER_ASK 8
+#define ASK_MAX (sizeof(struct ask_head) + SLOTS_MAX * sizeof(struct report) + \
+                 GIFTS_PER_ASK * (4 + GIFT_MAX))
 
 /* Rank 0 to a worker rank: TAG_TASK with int32 count and, per task, a
- * uint32 length and the packed task; or TAG_STOP: no task is left. */
+ * uint32 length and the packed task; TAG_STOP: every task is done; or
+ * TAG_GIVE with int32 n: give n subtrees away (0: no more). */
 #define TASKS_MAX (4 + SLOTS_MAX * (4 + MSG_MAX))
 
-static void send_ask(int want, bool bye, const struct report *rep, unsigned n)
+/* Send the reports, and as many of the gifts *@g as fit (the rest stay in
+ * *@g, the next message's). */
+static void send_ask(int want, bool bye, const struct report *rep, unsigned n,
+                     struct gift **g, char *buf)
 {
-	char buf[ASK_MAX];
 	struct ask_head h = { want, bye, (int32_t)n, 0 };
+	size_t off = sizeof h;
+	while (*g && h.ngift < GIFTS_PER_ASK) {
+		struct gift *x = *g;
+		uint32_t l = (uint32_t)x->len;
+		memcpy(buf + off, &l, 4);
+		memcpy(buf + off + 4, x->data, x->len);
+		off += 4 + x->len;
+		h.ngift++;
+		*g = x->next;
+		free(x);
+	}
 	memcpy(buf, &h, sizeof h);
-	memcpy(buf + sizeof h, rep, n * sizeof *rep);
-	MPI_Send(buf, (int)(sizeof h + n * sizeof *rep), MPI_BYTE, 0, TAG_ASK, MPI_COMM_WORLD);
+	memcpy(buf + off, rep, n * sizeof *rep);
+	off += n * sizeof *rep;
+	MPI_Send(buf, (int)off, MPI_BYTE, 0, TAG_ASK, MPI_COMM_WORLD);
 }
 
 /* ---------------------------------------------------- rank 0: hand out */
 
-/* A task as rank 0 holds it: what of which node. */
+/* A task as rank 0 holds it: what of which node, on which rank. */
 struct task {
 	long node;
 	int kind, shard, nshards;
+	int rank;         /* where it went (-1: not yet) */
+	bool gave;        /* its walk gave subtrees away */
 };
 
 static struct {
-	const struct task *tasks;
-	size_t ntasks, done;
+	struct task *tasks;
+	size_t ntasks, cap, done, handed;
 	/* Queues of tasks (indices into order[], [head, tail)): queue r <
 	 * nranks holds rank r's shards, queue nranks the tasks any rank
 	 * takes. */
 	size_t *order, *head, *tail;
+	/* Subtrees given away, a queue of tasks any rank takes: [ghead,
+	 * gtail) of gq. */
+	size_t *gq, ghead, gtail, gcap;
 	bool *asked;      /* rank r has asked for tasks: what is left of its
 	                     shards then may go to others */
+	size_t *out;      /* tasks on rank r, not yet done */
+	int *waiting;     /* tasks rank r asked for and was not sent yet */
+	int *give_sent;   /* the last TAG_GIVE sent to rank r */
+	struct timespec give_at; /* when */
+	size_t gift_base; /* the nodes from here on were made from gifts */
+	unsigned long long gifts; /* subtrees given away */
 	long *ready;      /* nodes read whose rmdir may go now */
-	size_t nready;
+	size_t nready, ready_cap;
 	int active;       /* worker ranks still at work */
 	char *buf;        /* TASKS_MAX: a message being made */
 	char *scratch;    /* MSG_MAX: a task packed to see that it fits */
 	time_t last;
 } co;
+
+/* The job id of the rmdir of node @i (tasks' ids are >= 0). */
+#define RMDIR_ID(i) (-2 - (long)(i))
 
 /* One thing node @i waited for is done: at the last, a node read is
  * ready for its rmdir, or (if something in it was left) kept, which is
@@ -1026,18 +1296,31 @@ static void node_done(long i, bool kept)
 
 static void task_done(long t, unsigned long long failures)
 {
-	if ((size_t)t >= co.ntasks) { /* the rmdir of a node read */
-		node_done(t - (long)co.ntasks, failures != 0);
+	if (t < 0) { /* the rmdir of a node read */
+		node_done(RMDIR_ID(0) - t, failures != 0);
 		return;
 	}
-	const struct task *k = &co.tasks[t];
+	struct task *k = &co.tasks[t];
 	long id = k->node;
 	co.done++;
-	if (k->kind == TASK_TREE) {
+	if (k->rank >= 0)
+		co.out[k->rank]--;
+	if (k->gave) {
+		/* the directories its walk kept above what it gave: one thing
+		 * (the walk) less to wait for */
+		for (size_t i = co.gift_base; i < nnodes; i++)
+			if (nodes[i].walker == t) {
+				nodes[i].walker = -1;
+				node_step((long)i);
+			}
+	}
+	if (k->kind == TASK_TREE && nodes[id].task) {
 		node_done(id, failures != 0);
 	} else {
+		/* what it held (a subtree it gave away: what the walk left of
+		 * it); the directory waits for the rest */
 		if (failures)
-			nodes[id].kept = true; /* what it held: the directory stays */
+			nodes[id].kept = true;
 		node_step(id);
 	}
 	if (opt.progress && (time(NULL) != co.last || co.done == co.ntasks)) {
@@ -1046,12 +1329,131 @@ static void task_done(long t, unsigned long long failures)
 	}
 }
 
+/* Room for one task more, and its place in the queue of gifts. */
+static bool task_room(void)
+{
+	if (co.ntasks == co.cap) {
+		size_t cap = co.cap ? 2 * co.cap : 64;
+		struct task *t = realloc(co.tasks, cap * sizeof *t);
+		if (!t)
+			return false;
+		co.tasks = t;
+		co.cap = cap;
+	}
+	if (co.gtail == co.gcap) {
+		size_t cap = co.gcap ? 2 * co.gcap : 64;
+		size_t *q = realloc(co.gq, cap * sizeof *q);
+		if (!q)
+			return false;
+		co.gq = q;
+		co.gcap = cap;
+	}
+	if (co.ready_cap < nnodes + DEPTH_MAX) {
+		size_t cap = 2 * (nnodes + DEPTH_MAX);
+		long *r = realloc(co.ready, cap * sizeof *r);
+		if (!r)
+			return false;
+		co.ready = r;
+		co.ready_cap = cap;
+	}
+	return true;
+}
+
+/* The child of node @p named @name that a gift made (-1: none). */
+static long gift_child(long p, const char *name)
+{
+	for (size_t i = co.gift_base; i < nnodes; i++)
+		if (nodes[i].parent == p && strcmp(nodes[i].name, name) == 0)
+			return (long)i;
+	return -1;
+}
+
+/* A gift from the walk of task @t (a rank's message, or rank 0's own):
+ * a subtree given away becomes a task any rank takes, below nodes for
+ * the directories the walk kept above it (each waits for the walk, and
+ * for what is below it); a directory kept by a failure below it stays. */
+static void take_gift(const char *d, size_t len)
+{
+	int64_t t;
+	int32_t h[2];
+	if (len < 16)
+		return;
+	memcpy(&t, d, 8);
+	memcpy(h, d + 8, 8);
+	int what = h[0], n = h[1];
+	if (t < 0 || (size_t)t >= co.ntasks || n < 1 || n >= DEPTH_MAX ||
+	    16 + (size_t)n * 16 >= len || d[len - 1] != '\0')
+		return;
+	const char *names[DEPTH_MAX];
+	const char *q = d + 16 + (size_t)n * 16;
+	for (int i = 0; i < n; i++) {
+		if (q >= d + len)
+			return;
+		names[i] = q;
+		q += strlen(q) + 1;
+	}
+	long p = co.tasks[t].node;
+	if (what == GIFT_KEPT) {
+		for (int i = 0; i < n && p >= 0; i++)
+			p = gift_child(p, names[i]);
+		if (p >= 0)
+			nodes[p].kept = true;
+		return;
+	}
+	if (what != GIFT_TREE || !task_room() || nodes[p].depth + n >= DEPTH_MAX)
+		goto lost; /* (task_room() may move co.tasks) */
+	/* a task's subtree that gave: its directory is now rank 0's to
+	 * remove, once its walk and what it gave are done */
+	nodes[p].task = false;
+	co.tasks[t].gave = true;
+	for (int i = 0; i < n; i++) {
+		long c = i < n - 1 ? gift_child(p, names[i]) : -1;
+		if (c < 0) {
+			struct stat sb;
+			memset(&sb, 0, sizeof sb);
+			sb.st_mode = S_IFDIR;
+			uint64_t id[2];
+			memcpy(id, d + 16 + (size_t)i * 16, 16);
+			sb.st_dev = (dev_t)id[0];
+			sb.st_ino = (ino_t)id[1];
+			char *name = strdup(names[i]);
+			if (!name || (c = add_node(name, p, &sb)) < 0)
+				goto lost;
+			nodes[p].pending++;
+			nodes[c].pending = 1; /* the walk, or (the last) its task */
+			if (i < n - 1)
+				nodes[c].walker = t;
+			else
+				nodes[c].task = true;
+		}
+		p = c;
+	}
+	co.tasks[co.ntasks] = (struct task){ p, TASK_TREE, 0, 1, -1, false };
+	co.gq[co.gtail++] = co.ntasks++;
+	co.gifts++;
+	return;
+lost:
+	/* the walk kept it, and rank 0 cannot take it (no memory): said,
+	 * and the directories above it stay */
+	{
+		struct subtree s;
+		subtree_of(co.tasks[t].node, &s);
+		char path[PATH_MAX * 3];
+		size_t pl = (size_t)snprintf(path, sizeof path, "%s", s.display);
+		for (int i = 0; i < n && pl < sizeof path; i++)
+			pl += (size_t)snprintf(path + pl, sizeof path - pl, "/%s", names[i]);
+		SAY(error_msg(ENOMEM, "cannot remove %s", quote_always(0, path)));
+		COUNT(cnt.failures);
+		nodes[p].kept = true;
+	}
+}
+
 /* The next task for rank @r: its own shards, then the tasks for any
- * rank, then the shards of another rank that has asked already (not
- * before: at the start rank 0 would take them all, and run a directory's
- * shards on one client), from the end of its queue (that rank takes them
- * from the front, so that two shards of one directory seldom run on one
- * client at once).  -1: none left. */
+ * rank, then the subtrees given away, then the shards of another rank
+ * that has asked already (not before: at the start rank 0 would take
+ * them all, and run a directory's shards on one client), from the end of
+ * its queue (that rank takes them from the front, so that two shards of
+ * one directory seldom run on one client at once).  -1: none left. */
 static long take(int r)
 {
 	int any = nranks;
@@ -1059,12 +1461,37 @@ static long take(int r)
 		return (long)co.order[co.head[r]++];
 	if (co.head[any] < co.tail[any])
 		return (long)co.order[co.head[any]++];
+	if (co.ghead < co.gtail)
+		return (long)co.gq[co.ghead++];
 	for (int i = 1; i < nranks; i++) {
 		int o = (r + i) % nranks;
 		if (co.asked[o] && co.head[o] < co.tail[o])
 			return (long)co.order[--co.tail[o]];
 	}
 	return -1;
+}
+
+/* Whether no task is left to hand out, nor can come: every queue empty,
+ * and every task handed out done (a walk still running may give). */
+static bool all_done(void)
+{
+	for (int q = 0; q <= nranks; q++)
+		if (co.head[q] < co.tail[q])
+			return false;
+	return co.ghead == co.gtail && co.done == co.handed;
+}
+
+/* Whether a task is waiting for rank @r now. */
+static bool task_for(int r)
+{
+	if (co.head[r] < co.tail[r] || co.head[nranks] < co.tail[nranks] || co.ghead < co.gtail)
+		return true;
+	for (int i = 1; i < nranks; i++) {
+		int o = (r + i) % nranks;
+		if (co.asked[o] && co.head[o] < co.tail[o])
+			return true;
+	}
+	return false;
 }
 
 /* The rmdir of a node read whose tasks and children are done, as a job
@@ -1079,9 +1506,10 @@ static struct job *next_rmdir(void)
 			node_done(i, true);
 			continue;
 		}
-		j->id = (long)co.ntasks + i;
+		j->id = RMDIR_ID(i);
 		subtree_of(i, &j->s);
 		j->s.kind = TASK_RMDIR;
+		j->s.task = -1;
 		return j;
 	}
 	return NULL;
@@ -1093,7 +1521,10 @@ static struct job *next_job(int r)
 {
 	long t;
 	while ((t = take(r)) >= 0) {
-		const struct task *k = &co.tasks[t];
+		struct task *k = &co.tasks[t];
+		k->rank = r;
+		co.handed++;
+		co.out[r]++;
 		struct job *j = malloc(sizeof *j);
 		if (!j) {
 			failure(ENOMEM, nodes[k->node].name);
@@ -1105,6 +1536,7 @@ static struct job *next_job(int r)
 		j->s.kind = k->kind;
 		j->s.shard = k->shard;
 		j->s.nshards = k->nshards;
+		j->s.task = t;
 		if (pack(t, &j->s, co.scratch, MSG_MAX) == 0) { /* too long a path */
 			if (k->shard == 0) /* said once for its shards */
 				failure(ENAMETOOLONG, j->s.display);
@@ -1117,29 +1549,13 @@ static struct job *next_job(int r)
 	return NULL;
 }
 
-/* A worker rank's message: its reports, then up to @want tasks or stop. */
-static void answer(int source, const char *msg, int len)
+/* Send rank @r up to @want tasks; returns how many (0: none sent). */
+static int send_tasks(int r, int want)
 {
-	struct ask_head h;
-	if (len < (int)sizeof h)
-		return;
-	memcpy(&h, msg, sizeof h);
-	for (int i = 0; i < h.nrep && (int)(sizeof h + (size_t)(i + 1) * sizeof(struct report)) <= len; i++) {
-		struct report r;
-		memcpy(&r, msg + sizeof h + (size_t)i * sizeof r, sizeof r);
-		if (r.id >= 0 && (uint64_t)r.id < co.ntasks)
-			task_done((long)r.id, r.failures);
-	}
-	if (source > 0 && source < nranks)
-		co.asked[source] = true;
-	if (h.bye) {
-		co.active--;
-		return;
-	}
 	int32_t count = 0;
 	size_t off = 4;
 	struct job *j;
-	while (count < h.want && count < SLOTS_MAX && (j = next_job(source)) != NULL) {
+	while (count < want && count < SLOTS_MAX && (j = next_job(r)) != NULL) {
 		uint32_t l = (uint32_t)pack(j->id, &j->s, co.buf + off + 4, MSG_MAX);
 		memcpy(co.buf + off, &l, 4);
 		off += 4 + l;
@@ -1148,14 +1564,46 @@ static void answer(int source, const char *msg, int len)
 	}
 	if (count) {
 		memcpy(co.buf, &count, 4);
-		MPI_Send(co.buf, (int)off, MPI_BYTE, source, TAG_TASK, MPI_COMM_WORLD);
-	} else {
-		MPI_Send(NULL, 0, MPI_BYTE, source, TAG_STOP, MPI_COMM_WORLD);
+		MPI_Send(co.buf, (int)off, MPI_BYTE, r, TAG_TASK, MPI_COMM_WORLD);
 	}
+	return count;
+}
+
+/* A worker rank's message: its gifts, its reports, then up to @want
+ * tasks, or (none now) a wait for them, or stop. */
+static void answer(int source, const char *msg, int len)
+{
+	struct ask_head h;
+	if (len < (int)sizeof h || source <= 0 || source >= nranks)
+		return;
+	memcpy(&h, msg, sizeof h);
+	size_t off = sizeof h;
+	for (int i = 0; i < h.ngift && off + 4 <= (size_t)len; i++) {
+		uint32_t l;
+		memcpy(&l, msg + off, 4);
+		if (off + 4 + l > (size_t)len)
+			return;
+		take_gift(msg + off + 4, l);
+		off += 4 + l;
+	}
+	for (int i = 0; i < h.nrep && off + sizeof(struct report) <= (size_t)len; i++) {
+		struct report r;
+		memcpy(&r, msg + off, sizeof r);
+		off += sizeof r;
+		if (r.id >= 0 && (uint64_t)r.id < co.ntasks)
+			task_done((long)r.id, r.failures);
+	}
+	co.asked[source] = true;
+	if (h.bye) {
+		co.active--;
+		return;
+	}
+	if (h.want > 0 && send_tasks(source, h.want) == 0)
+		co.waiting[source] = h.want;
 }
 
 /* Answer every message waiting, without blocking. */
-static void answer_waiting(char *msg)
+static void answer_waiting(char **msg, int *cap)
 {
 	for (;;) {
 		int flag, len;
@@ -1164,32 +1612,73 @@ static void answer_waiting(char *msg)
 		if (!flag)
 			return;
 		MPI_Get_count(&st, MPI_BYTE, &len);
-		MPI_Recv(msg, len, MPI_BYTE, st.MPI_SOURCE, TAG_ASK, MPI_COMM_WORLD,
+		if (len > *cap) {
+			char *m = realloc(*msg, (size_t)len);
+			if (!m)
+				MPI_Abort(MPI_COMM_WORLD, 1);
+			*msg = m;
+			*cap = len;
+		}
+		MPI_Recv(*msg, len, MPI_BYTE, st.MPI_SOURCE, TAG_ASK, MPI_COMM_WORLD,
 		         MPI_STATUS_IGNORE);
-		answer(st.MPI_SOURCE, msg, len);
+		answer(st.MPI_SOURCE, *msg, len);
 	}
+}
+
+/* Ask the ranks with tasks running to give @n subtrees away (0: no
+ * more), rank 0 itself too; again every GIVE_AGAIN_MS while still
+ * wanted (a walk may have had no directory left to enter). */
+#define GIVE_AGAIN_MS 50
+static void ask_gifts(int n)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	long ms = (now.tv_sec - co.give_at.tv_sec) * 1000 +
+	          (now.tv_nsec - co.give_at.tv_nsec) / 1000000;
+	bool again = n > 0 && ms >= GIVE_AGAIN_MS;
+	for (int r = 0; r < nranks; r++) {
+		int want = co.out[r] ? n : 0;
+		if (want == co.give_sent[r] && !(again && want))
+			continue;
+		co.give_sent[r] = want;
+		if (r == 0) {
+			__atomic_store_n(&give_want, want, __ATOMIC_RELAXED);
+			continue;
+		}
+		int32_t w = want;
+		MPI_Send(&w, 1, MPI_INT32_T, r, TAG_GIVE, MPI_COMM_WORLD);
+	}
+	if (again)
+		co.give_at = now;
 }
 
 /* Rank 0 (with one rank too): remove tasks on its slots, and hand the
  * others out as the worker ranks ask, until every task is done and every
  * worker rank has left. */
-static void coordinate(const struct task *tasks, size_t ntasks)
+static void coordinate(struct task *tasks, size_t ntasks)
 {
 	co.tasks = tasks;
-	co.ntasks = ntasks;
+	co.ntasks = co.cap = ntasks;
 	co.active = nranks - 1;
 	co.last = time(NULL);
+	co.gift_base = nnodes;
 	co.buf = malloc(TASKS_MAX);
 	co.scratch = malloc(MSG_MAX);
 	co.order = malloc((ntasks ? ntasks : 1) * sizeof *co.order);
 	co.head = calloc((size_t)nranks + 1, sizeof *co.head);
 	co.tail = calloc((size_t)nranks + 1, sizeof *co.tail);
 	co.asked = calloc((size_t)nranks, sizeof *co.asked);
-	co.ready = malloc((nnodes ? nnodes : 1) * sizeof *co.ready);
+	co.out = calloc((size_t)nranks, sizeof *co.out);
+	co.waiting = calloc((size_t)nranks, sizeof *co.waiting);
+	co.give_sent = calloc((size_t)nranks, sizeof *co.give_sent);
+	co.ready_cap = nnodes ? nnodes : 1;
+	co.ready = malloc(co.ready_cap * sizeof *co.ready);
+	int msg_cap = (int)ASK_MAX;
 	char *msg = malloc(ASK_MAX);
 	if (!co.buf || !co.scratch || !co.order || !co.head || !co.tail || !co.asked ||
-	    !co.ready || !msg)
+	    !co.out || !co.waiting || !co.give_sent || !co.ready || !msg)
 		MPI_Abort(MPI_COMM_WORLD, 1);
+	clock_gettime(CLOCK_MONOTONIC, &co.give_at);
 	co.asked[0] = true;
 	/* what each node waits for: its tasks, and its child nodes; a node
 	 * read that waits for nothing is ready (deepest first: a child's
@@ -1227,19 +1716,46 @@ static void coordinate(const struct task *tasks, size_t ntasks)
 	for (;;) {
 		sample_threads();
 		if (nranks > 1)
-			answer_waiting(msg);
+			answer_waiting(&msg, &msg_cap);
 		struct report rep[SLOTS_MAX];
 		unsigned running;
 		/* with one rank nothing else calls: wait for a slot */
 		long wait = nranks > 1 ? 0 : 5000000;
 		struct job *j = NULL;
 		unsigned n = slot_reports(rep, &running, 0);
+		/* a walk's gifts before its report (it queued them first) */
+		for (struct gift *g = take_gifts(), *next; g; g = next) {
+			next = g->next;
+			take_gift(g->data, g->len);
+			free(g);
+		}
 		for (unsigned i = 0; i < n; i++)
 			task_done((long)rep[i].id, rep[i].failures);
+		/* the ranks waiting for tasks: some came, or all are done */
+		int idle = 0;
+		bool done = all_done();
+		for (int r = 1; r < nranks; r++) {
+			if (!co.waiting[r])
+				continue;
+			if (send_tasks(r, co.waiting[r]) > 0) {
+				co.waiting[r] = 0;
+			} else if (done) {
+				MPI_Send(NULL, 0, MPI_BYTE, r, TAG_STOP, MPI_COMM_WORLD);
+				co.waiting[r] = 0;
+			} else {
+				idle += co.waiting[r];
+			}
+		}
 		/* a ready rmdir first: it may make its parent's ready */
 		if (running < sl.nslots && ((j = next_rmdir()) != NULL || (j = next_job(0)) != NULL)) {
 			slot_start(j);
 			continue;
+		}
+		if (nranks > 1) {
+			/* slots idle with nothing to hand out: ask for gifts */
+			if (!task_for(0))
+				idle += (int)(sl.nslots - running);
+			ask_gifts(task_for(0) || nnodes >= NODES_MAX ? 0 : idle);
 		}
 		if (running == 0 && co.active == 0)
 			break; /* no task left (next_job said), none running */
@@ -1258,47 +1774,72 @@ static void coordinate(const struct task *tasks, size_t ntasks)
 	free(co.head);
 	free(co.tail);
 	free(co.asked);
+	free(co.out);
+	free(co.waiting);
+	free(co.give_sent);
+	free(co.gq);
 	free(co.ready);
 }
 
 /* A worker rank: ask for as many tasks as slots are free, run them, report
- * them with the next request; leave (bye) once rank 0 has none left and
- * its own have finished. */
+ * each as it ends, and the subtrees its walks give away as they do; give
+ * when rank 0 asks; leave (bye) once rank 0 says every task is done. */
 static void serve(void)
 {
 	char *buf = malloc(TASKS_MAX);
-	if (!buf)
+	char *out = malloc(ASK_MAX);
+	if (!buf || !out)
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	struct report rep[SLOTS_MAX];
+	struct gift *pending = NULL;
 	unsigned nrep = 0, running = 0;
 	bool none_left = false, asked = false;
 	for (;;) {
 		sample_threads();
 		struct report more[SLOTS_MAX];
-		unsigned n = slot_reports(more, &running, asked ? 0 : 1000000);
+		unsigned n = slot_reports(more, &running, asked || nrep ? 0 : 1000000);
 		memcpy(rep + nrep, more, n * sizeof *more);
 		nrep += n;
-		if (none_left && running == 0) {
-			send_ask(0, true, rep, nrep);
+		/* after the reports: the gifts queued before them come too */
+		struct gift **end = &pending;
+		unsigned ngifts = 0;
+		for (; *end; end = &(*end)->next)
+			ngifts++;
+		for (*end = take_gifts(); *end; end = &(*end)->next)
+			ngifts++;
+		if (none_left && running == 0 && !pending) {
+			send_ask(0, true, rep, nrep, &pending, out);
 			break;
 		}
-		if (!asked && !none_left && running < sl.nslots) {
-			send_ask((int)(sl.nslots - running), false, rep, nrep);
-			nrep = 0;
-			asked = true;
+		int want = !asked && !none_left && running < sl.nslots ? (int)(sl.nslots - running) : 0;
+		if (want || nrep || pending) {
+			/* a report goes with the last of the gifts queued before
+			 * it, or after it */
+			unsigned send = ngifts <= GIFTS_PER_ASK ? nrep : 0;
+			send_ask(want, false, rep, send, &pending, out);
+			if (send)
+				nrep = 0;
+			if (want)
+				asked = true;
 		}
-		if (!asked)
-			continue; /* tasks running: wait for one */
 		int flag;
 		MPI_Status st;
 		MPI_Iprobe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
 		if (!flag) {
-			nap(200000);
+			if (asked)
+				nap(200000);
 			continue;
 		}
 		int len;
 		MPI_Get_count(&st, MPI_BYTE, &len);
 		MPI_Recv(buf, len, MPI_BYTE, 0, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		if (st.MPI_TAG == TAG_GIVE) {
+			int32_t w = 0;
+			if (len >= 4)
+				memcpy(&w, buf, 4);
+			__atomic_store_n(&give_want, w, __ATOMIC_RELAXED);
+			continue;
+		}
 		asked = false;
 		if (st.MPI_TAG == TAG_STOP) {
 			none_left = true;
@@ -1313,6 +1854,7 @@ static void serve(void)
 			struct job *j = malloc(sizeof *j);
 			if (j && (j->id = unpack(buf + off + 4, l, &j->s)) >= 0) {
 				/* the names point into buf: copy them into the job */
+				j->s.task = j->id;
 				slot_start(j);
 			} else {
 				free(j);
@@ -1321,6 +1863,7 @@ static void serve(void)
 		}
 	}
 	free(buf);
+	free(out);
 }
 
 /* ------------------------------------------------------------- options */
@@ -1575,12 +2118,25 @@ int main(int argc, char **argv)
 		MPI_Finalize();
 		return status;
 	}
-	/* tasks at once on every rank, and workers for each, so that all of
-	 * them are at most SLOTS_MAX */
-	sl.nslots = opt.jobs < 1 ? 1 : opt.jobs > SLOTS_MAX ? SLOTS_MAX : opt.jobs;
-	task_workers = SLOTS_MAX / sl.nslots;
-	if (task_workers > opt.jobs)
-		task_workers = opt.jobs;
+	const char *gt = getenv("FRM_MPI_TEST_GIVE");
+	if (gt && nranks > 1)
+		give_test = atoi(gt);
+	/* tasks at once on every rank, and workers for each: --jobs=M, M
+	 * tasks of up to M workers (at most SLOTS_MAX threads).  With several
+	 * ranks the same threads run twice as many tasks of 2 workers each
+	 * at most: a big subtree is shared by giving its directories away
+	 * (to any rank) rather than by its own pool, and more walks at once
+	 * keep more requests in flight (sshfs at 5 ms a round trip, 4 ranks
+	 * of 16 threads: 46.9 s as 4 x 4, 30.3 s as 8 x 2, 30.1 s as 16 x 1;
+	 * doc/results.md) */
+	unsigned jobs = opt.jobs < 1 ? 1 : opt.jobs > SLOTS_MAX ? SLOTS_MAX : opt.jobs;
+	unsigned threads_max = jobs * jobs < SLOTS_MAX ? jobs * jobs : SLOTS_MAX;
+	sl.nslots = jobs;
+	task_workers = threads_max / jobs;
+	if (nranks > 1 && jobs > 1) {
+		task_workers = 2;
+		sl.nslots = threads_max / 2;
+	}
 	/* their fds: as many as the hard limit allows */
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
@@ -1628,13 +2184,15 @@ int main(int argc, char **argv)
 			int kind = nodes[i].task ? TASK_TREE : nodes[i].entries ? TASK_ENTRIES
 			                                                        : TASK_FILES;
 			for (int k = 0; k < n; k++)
-				tasks[ntasks++] = (struct task){ (long)i, kind, k, n };
+				tasks[ntasks++] = (struct task){ (long)i, kind, k, n, -1, false };
 		}
 		if (!tasks) {
 			error_msg(ENOMEM, "cannot remove the operands");
 			COUNT(cnt.failures);
 		} else {
 			coordinate(tasks, ntasks);
+			tasks = co.tasks; /* grown by the subtrees given away */
+			ntasks = co.ntasks;
 		}
 	} else {
 		serve();
@@ -1653,9 +2211,10 @@ int main(int argc, char **argv)
 			double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 			fprintf(stderr, "%s: removed %llu files and %llu directories in %.3f s "
 			        "with %d ranks, each removing up to %u subtrees at once with up to "
-			        "%u workers each; %zu subtrees; %llu failures; at most %u threads "
-			        "in a rank\n", program_name, all.files, all.dirs, s, nranks,
-			        sl.nslots, task_workers, ntasks, all.failures, threads);
+			        "%u workers each; %zu subtrees; %llu failures; %llu subtrees "
+			        "given away by a rank's walk; at most %u threads in a rank\n",
+			        program_name, all.files, all.dirs, s, nranks, sl.nslots,
+			        task_workers, ntasks, all.failures, co.gifts, threads);
 		}
 	}
 	MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
