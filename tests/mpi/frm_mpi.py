@@ -9,7 +9,7 @@ frm's); prompts refused; what cannot be removed (as uid 65534) reported
 once and the status 1 on every rank.  Every tree is made in a directory of
 this test's own (mkdtemp under $TMPDIR).
 
-usage: frm_mpi.py MPIRUN FRM-MPI FRM
+usage: frm_mpi.py MPIRUN FRM-MPI FRM FAULT-LIB
 """
 import os
 import re
@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 
-MPIRUN, FRM_MPI, FRM = (os.path.abspath(p) if os.sep in p else p for p in sys.argv[1:4])
+MPIRUN, FRM_MPI, FRM, FAULT = (os.path.abspath(p) if os.sep in p else p for p in sys.argv[1:5])
 NOBODY = 65534
 failures = []
 
@@ -29,13 +29,14 @@ def check(cond, what):
         failures.append(what)
 
 
-def mpi(np, args, cwd, user=None, launch=()):
+def mpi(np, args, cwd, user=None, launch=(), env=None):
     cmd = [MPIRUN, "--quiet", "--oversubscribe"] + list(launch) + ["-np", str(np), FRM_MPI] + args
     if os.geteuid() == 0 and user is None:
         cmd.insert(1, "--allow-run-as-root")
     if user is not None:
         cmd = ["setpriv", "--reuid=%d" % user, "--regid=%d" % user, "--clear-groups"] + cmd
-    p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300)
+    p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, **(env or {})))
     return p.returncode, p.stdout, p.stderr
 
 
@@ -174,6 +175,86 @@ def sharded(np, work):
           "-np %d shards: %s tasks (want %d or more)" % (np, m and m.group(1), 2 * np))
 
 
+def make_deep(top, fan=5, files=20):
+    """Three levels of fan directories, each with files: one subtree far
+    larger than its siblings."""
+    for a in range(fan):
+        for b in range(fan):
+            for c in range(fan):
+                p = os.path.join(top, "a%d" % a, "b%d" % b, "c%d" % c)
+                os.makedirs(p)
+                for f in range(files):
+                    open(os.path.join(p, "f%d" % f), "w").close()
+            open(os.path.join(top, "a%d" % a, "b%d" % b, "g"), "w").close()
+
+
+def gifts(np, work):
+    """One rank's subtree far larger than the others': the ranks that ran
+    dry get directories of it given away by its walk (frm-mpi's work
+    stealing), all of it goes.  Then, as uid 65534, with every rank giving
+    two directories of level 2 away from the start (FRM_MPI_TEST_GIVE) and
+    directories it cannot write below, beside and above them: each entry
+    left named once (or under or above one named), exit 1, the rest gone."""
+    sentinel_dir = os.path.join(work, "outside")
+    os.mkdir(sentinel_dir)
+    open(os.path.join(sentinel_dir, "keep"), "w").close()
+    t = os.path.join(work, "t")
+    make_deep(os.path.join(t, "big"), 6)
+    os.makedirs(os.path.join(t, "small", "s"))
+    os.symlink(sentinel_dir, os.path.join(t, "big", "a1", "b2", "c3", "to-outside"))
+    # --jobs=1: one task at a time on every rank, so rank 0 reads only the
+    # top, and "big" is one rank's task; each unlink of a file (only "big"
+    # has files: "f..." the fault matches) 0.3 ms slower,
+    # so that the others run dry long before it is done, however late
+    # they start (the fault library: tests/fault/fault.c)
+    slow = {"LD_PRELOAD": FAULT, "FASTRM_FAULT": "unlinkat:DELAY:f:0:300",
+            "ASAN_OPTIONS": os.environ.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0"}
+    rc, out, err = mpi(np, ["-r", "--stats", "--jobs=1", "t"], work, env=slow)
+    m = re.search(r"(\d+) subtrees given away", err)
+    check(rc == 0 and not os.path.exists(t) and os.listdir(sentinel_dir) == ["keep"],
+          "-np %d gifts: exit 0, all gone, nothing outside touched (%d: %s)"
+          % (np, rc, err.strip()[-300:]))
+    check(m is not None and int(m.group(1)) > 0,
+          "-np %d gifts: directories given away to ranks that ran dry (%s)"
+          % (np, m and m.group(1)))
+    if os.geteuid() != 0:
+        print("skip -np %d gifts as uid %d: needs root" % (np, NOBODY))
+        return
+    os.chown(work, NOBODY, NOBODY)
+    make_deep(t, 4, 3)
+    for root, dirs, files in os.walk(t):
+        for n in dirs + files:
+            os.lchown(os.path.join(root, n), NOBODY, NOBODY)
+    os.lchown(t, NOBODY, NOBODY)
+    # in a1's first directory, whichever of c0 and c3 its walk keeps (the
+    # first two entered are given away): a failure below a directory the
+    # walk kept above a gift
+    locked = ("a0/b1", "a2/b3/c3", "a3") + tuple("a1/b%d/c%d" % (b, c)
+                                                 for b in range(4) for c in (0, 3))
+    for d in locked:
+        os.chmod(os.path.join(t, d), 0o555)
+    rc, out, err = mpi(np, ["-r", "--stats", "--jobs=1", "t"], work, user=NOBODY,
+                       env={"FRM_MPI_TEST_GIVE": "2:2"})
+    msgs = [l for l in err.splitlines() if l and "subtrees given away" not in l]
+    m = re.search(r"(\d+) subtrees given away", err)
+    check(rc == 1, "-np %d gifts as uid %d: exit 1 (%d)" % (np, NOBODY, rc))
+    check(m is not None and int(m.group(1)) > 0,
+          "-np %d gifts as uid %d: directories given away (%s)" % (np, NOBODY, m and m.group(1)))
+    check(len(msgs) == len(set(msgs)), "-np %d gifts: no message twice" % np)
+    left = []
+    for root, dirs, files in os.walk(t):
+        left += [os.path.relpath(os.path.join(root, n), work) for n in dirs + files]
+    uncovered = [p for p in left
+                 if not any(("'%s'" % p) in m or ("'%s/" % p) in m or
+                            any(("'%s'" % a) in m for a in ancestors(p)) for m in msgs)]
+    check(not uncovered, "-np %d gifts: every entry left is named, or is under or above "
+          "one named (uncovered: %s)" % (np, uncovered[:5]))
+    gone = [d for d in ("a0/b0", "a2/b0", "a2/b3/c0") if os.path.exists(os.path.join(t, d))]
+    check(not gone, "-np %d gifts: the rest is gone (left: %s)" % (np, gone))
+    for d in locked:
+        os.chmod(os.path.join(t, d), 0o755)
+
+
 def binding(work):
     """Open MPI binds a rank of a small job to one core unless told
     otherwise: frm-mpi undoes that default (its tasks are threads), and
@@ -202,7 +283,7 @@ def ancestors(p):
 def main():
     base = os.environ.get("TMPDIR") or "/tmp"
     for np in (4, 1):
-        for case in (trees, bad_operands) + ((sharded,) if np > 1 else ()):
+        for case in (trees, bad_operands) + ((sharded, gifts) if np > 1 else ()):
             work = tempfile.mkdtemp(prefix="fastrm-mpi-", dir=base)
             try:
                 case(np, work)

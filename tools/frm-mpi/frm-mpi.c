@@ -248,9 +248,10 @@ static const char *shown(struct cbctx *c, const char *libpath)
  * rank, and removes the directories kept above it once it and the walk
  * are done. */
 static int give_want;
-/* FRM_MPI_TEST_GIVE=N (for the tests only): each rank gives N subtrees
- * away whether asked or not, so that small trees meet giving too. */
-static int give_test;
+/* FRM_MPI_TEST_GIVE=N[:L] (for the tests only): each rank gives N
+ * subtrees away whether asked or not, at level L or deeper in its walks
+ * (1: any), so that small trees meet giving too. */
+static int give_test, give_test_level = 1;
 static unsigned long long given; /* subtrees this rank gave away */
 
 enum { GIFT_TREE = 1, /* a subtree given away */
@@ -375,6 +376,7 @@ static int cb_ask(void *ctx, const struct fastrm_rmtree_entry *e,
 	int n = e->level + (c->child ? 1 : 0); /* components below the node */
 	char rel[PATH_MAX * 2];
 	if (c->s->task < 0 || c->failures || c->s->k + n >= DEPTH_MAX ||
+	    (__atomic_load_n(&give_want, __ATOMIC_RELAXED) <= 0 && e->level < give_test_level) ||
 	    !rel_of(c, e->path, rel, sizeof rel))
 		return FASTRM_RMTREE_GO;
 	int parts = 1;
@@ -2119,8 +2121,11 @@ int main(int argc, char **argv)
 		return status;
 	}
 	const char *gt = getenv("FRM_MPI_TEST_GIVE");
-	if (gt && nranks > 1)
+	if (gt && nranks > 1) {
 		give_test = atoi(gt);
+		if (strchr(gt, ':'))
+			give_test_level = atoi(strchr(gt, ':') + 1);
+	}
 	/* tasks at once on every rank, and workers for each: --jobs=M, M
 	 * tasks of up to M workers (at most SLOTS_MAX threads).  With several
 	 * ranks the same threads run twice as many tasks of 2 workers each
