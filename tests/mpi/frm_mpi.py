@@ -118,6 +118,20 @@ def bad_operands(np, work):
     check(os.path.isdir(os.path.join(work, "a", "b")), "-np %d: nothing removed" % np)
 
 
+def check_left(what, t, work, msgs):
+    """The contract for what is left in @t: no message twice, and every
+    entry left named, or under or above one named."""
+    check(len(msgs) == len(set(msgs)), "%s: no message twice" % what)
+    left = []
+    for root, dirs, files in os.walk(t):
+        left += [os.path.relpath(os.path.join(root, n), work) for n in dirs + files]
+    uncovered = [p for p in left
+                 if not any(("'%s'" % p) in m or ("'%s/" % p) in m or
+                            any(("'%s'" % a) in m for a in ancestors(p)) for m in msgs)]
+    check(not uncovered, "%s: every entry left is named, or is under or above one "
+          "named (uncovered: %s)" % (what, uncovered[:5]))
+
+
 def unremovable(np, work):
     """As uid 65534: directories it cannot write keep their entries; each
     is named once, the status is 1, the rest is gone."""
@@ -132,15 +146,7 @@ def unremovable(np, work):
     rc, out, err = mpi(np, ["-r", "t"], work, user=NOBODY)
     msgs = [l for l in err.splitlines() if l]
     check(rc == 1, "-np %d as uid %d: exit 1 (%d)" % (np, NOBODY, rc))
-    check(len(msgs) == len(set(msgs)), "-np %d: no message twice" % np)
-    left = []
-    for root, dirs, files in os.walk(t):
-        left += [os.path.relpath(os.path.join(root, n), work) for n in dirs + files]
-    uncovered = [p for p in left
-                 if not any(("'%s'" % p) in m or ("'%s/" % p) in m or
-                            any(("'%s'" % a) in m for a in ancestors(p)) for m in msgs)]
-    check(not uncovered, "-np %d: every entry left is named, or is under or above one "
-          "named (uncovered: %s)" % (np, uncovered[:5]))
+    check_left("-np %d" % np, t, work, msgs)
     check(not os.path.exists(os.path.join(t, "d0")), "-np %d: the rest is gone" % np)
     for d in ("d2/s1", "d7", "d15/s0"):
         os.chmod(os.path.join(t, d), 0o755)
@@ -240,15 +246,7 @@ def gifts(np, work):
     check(rc == 1, "-np %d gifts as uid %d: exit 1 (%d)" % (np, NOBODY, rc))
     check(m is not None and int(m.group(1)) > 0,
           "-np %d gifts as uid %d: directories given away (%s)" % (np, NOBODY, m and m.group(1)))
-    check(len(msgs) == len(set(msgs)), "-np %d gifts: no message twice" % np)
-    left = []
-    for root, dirs, files in os.walk(t):
-        left += [os.path.relpath(os.path.join(root, n), work) for n in dirs + files]
-    uncovered = [p for p in left
-                 if not any(("'%s'" % p) in m or ("'%s/" % p) in m or
-                            any(("'%s'" % a) in m for a in ancestors(p)) for m in msgs)]
-    check(not uncovered, "-np %d gifts: every entry left is named, or is under or above "
-          "one named (uncovered: %s)" % (np, uncovered[:5]))
+    check_left("-np %d gifts" % np, t, work, msgs)
     gone = [d for d in ("a0/b0", "a2/b0", "a2/b3/c0") if os.path.exists(os.path.join(t, d))]
     check(not gone, "-np %d gifts: the rest is gone (left: %s)" % (np, gone))
     for d in locked:

@@ -271,7 +271,6 @@ struct gift {
 	size_t len;
 	char data[];
 };
-#define GIFT_MAX (16 + DEPTH_MAX * 16 + PATH_MAX * 2)
 static pthread_mutex_t gift_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct gift *gifts, **gifts_end = &gifts;
 
@@ -1202,37 +1201,39 @@ static void sample_threads(void)
 struct ask_head {
 	int32_t want, bye, nrep, ngift;
 };
-/* Gifts in one message, at most. */
-#define GIFTS_PER_ASK 8
-#define ASK_MAX (sizeof(struct ask_head) + SLOTS_MAX * sizeof(struct report) + \
-                 GIFTS_PER_ASK * (4 + GIFT_MAX))
+#define ASK_MAX (sizeof(struct ask_head) + SLOTS_MAX * sizeof(struct report))
 
 /* Rank 0 to a worker rank: TAG_TASK with int32 count and, per task, a
  * uint32 length and the packed task; TAG_STOP: every task is done; or
  * TAG_GIVE with int32 n: give n subtrees away (0: no more). */
 #define TASKS_MAX (4 + SLOTS_MAX * (4 + MSG_MAX))
 
-/* Send the reports, and as many of the gifts *@g as fit (the rest stay in
- * *@g, the next message's). */
+/* Send the gifts @g (freed) and the reports, in one message. */
 static void send_ask(int want, bool bye, const struct report *rep, unsigned n,
-                     struct gift **g, char *buf)
+                     struct gift *g)
 {
 	struct ask_head h = { want, bye, (int32_t)n, 0 };
+	size_t size = sizeof h + n * sizeof *rep;
+	for (struct gift *x = g; x; x = x->next)
+		size += 4 + x->len;
+	char *buf = malloc(size);
+	if (!buf)
+		MPI_Abort(MPI_COMM_WORLD, 1); /* a gift lost would leave its subtree */
 	size_t off = sizeof h;
-	while (*g && h.ngift < GIFTS_PER_ASK) {
-		struct gift *x = *g;
-		uint32_t l = (uint32_t)x->len;
+	for (struct gift *next; g; g = next) {
+		next = g->next;
+		uint32_t l = (uint32_t)g->len;
 		memcpy(buf + off, &l, 4);
-		memcpy(buf + off + 4, x->data, x->len);
-		off += 4 + x->len;
+		memcpy(buf + off + 4, g->data, g->len);
+		off += 4 + g->len;
 		h.ngift++;
-		*g = x->next;
-		free(x);
+		free(g);
 	}
 	memcpy(buf, &h, sizeof h);
 	memcpy(buf + off, rep, n * sizeof *rep);
 	off += n * sizeof *rep;
 	MPI_Send(buf, (int)off, MPI_BYTE, 0, TAG_ASK, MPI_COMM_WORLD);
+	free(buf);
 }
 
 /* ---------------------------------------------------- rank 0: hand out */
@@ -1795,11 +1796,9 @@ static void coordinate(struct task *tasks, size_t ntasks)
 static void serve(void)
 {
 	char *buf = malloc(TASKS_MAX);
-	char *out = malloc(ASK_MAX);
-	if (!buf || !out)
+	if (!buf)
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	struct report rep[SLOTS_MAX];
-	struct gift *pending = NULL;
 	unsigned nrep = 0, running = 0;
 	bool none_left = false, asked = false;
 	for (;;) {
@@ -1808,25 +1807,17 @@ static void serve(void)
 		unsigned n = slot_reports(more, &running, asked || nrep ? 0 : 1000000);
 		memcpy(rep + nrep, more, n * sizeof *more);
 		nrep += n;
-		/* after the reports: the gifts queued before them come too */
-		struct gift **end = &pending;
-		unsigned ngifts = 0;
-		for (; *end; end = &(*end)->next)
-			ngifts++;
-		for (*end = take_gifts(); *end; end = &(*end)->next)
-			ngifts++;
-		if (none_left && running == 0 && !pending) {
-			send_ask(0, true, rep, nrep, &pending, out);
+		/* after the reports: the gifts queued before them come too,
+		 * ahead of them in the message */
+		struct gift *mine = take_gifts();
+		if (none_left && running == 0 && !mine) {
+			send_ask(0, true, rep, nrep, NULL);
 			break;
 		}
 		int want = !asked && !none_left && running < sl.nslots ? (int)(sl.nslots - running) : 0;
-		if (want || nrep || pending) {
-			/* a report goes with the last of the gifts queued before
-			 * it, or after it */
-			unsigned send = ngifts <= GIFTS_PER_ASK ? nrep : 0;
-			send_ask(want, false, rep, send, &pending, out);
-			if (send)
-				nrep = 0;
+		if (want || nrep || mine) {
+			send_ask(want, false, rep, nrep, mine);
+			nrep = 0;
 			if (want)
 				asked = true;
 		}
@@ -1871,7 +1862,6 @@ static void serve(void)
 		}
 	}
 	free(buf);
-	free(out);
 }
 
 /* ------------------------------------------------------------- options */
