@@ -38,6 +38,8 @@
  * usage: test-stress FRM [ROUNDS]
  *        runs ROUNDS rounds (default 2) of every kind with 1, 2, 8 and 16
  *        workers and each ordering policy, and the default (--jobs=auto);
+ *        FASTRM_STRESS_ORDERS=NAME,... keeps only the policies named (for
+ *        a slow build of a remover whose policies are the library's);
  *        test-stress FRM --soak ROUNDS KIND FRM-OPTION...
  *        runs ROUNDS rounds of one kind with the options given, on a tree of
  *        60 directories of 10 files (and sub/, sub/deep/), and counts
@@ -539,6 +541,19 @@ static void open_up(int at, const char *name)
 
 /* ---------------------------------------------------------------- rounds */
 
+/* Whether policy @name is among FASTRM_STRESS_ORDERS (all without it). */
+static bool order_kept(const char *name)
+{
+	const char *keep = getenv("FASTRM_STRESS_ORDERS");
+	if (!keep)
+		return true;
+	size_t n = strlen(name);
+	for (const char *p = keep; (p = strstr(p, name)) != NULL; p += n)
+		if ((p == keep || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
+			return true;
+	return false;
+}
+
 static void drop_to_nobody(void)
 {
 	if (setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
@@ -795,6 +810,8 @@ int main(int argc, char **argv)
 			const struct fastrm_order *o;
 			for (size_t j = 0; j < sizeof jobs / sizeof jobs[0]; j++) {
 				for (size_t i = 0; (o = fastrm_order_builtin(i)) != NULL; i++) {
+					if (!order_kept(o->name))
+						continue;
 					char order[64];
 					snprintf(order, sizeof order, "--order=%s", o->name);
 					char *opts[] = { (char *)jobs[j], order, NULL };
