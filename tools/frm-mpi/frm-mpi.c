@@ -1751,6 +1751,7 @@ static void coordinate(struct task *tasks, size_t ntasks)
 			} else if (done) {
 				MPI_Send(NULL, 0, MPI_BYTE, r, TAG_STOP, MPI_COMM_WORLD);
 				co.waiting[r] = 0;
+				co.give_sent[r] = 0; /* nothing more to it: it leaves */
 			} else {
 				idle += co.waiting[r];
 			}
