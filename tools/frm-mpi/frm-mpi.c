@@ -23,11 +23,12 @@
  *   directory it is about to enter (the library's @ask keeps it, and the
  *   directories above it in the walk), and rank 0 makes it a task for any
  *   rank, and the directories kept above it nodes that wait for it and
- *   for the walk.  A rank reaches its subtree one
- *   component at a time with O_NOFOLLOW, checking each directory against
- *   what rank 0 recorded; the subtree's root is checked again by the
- *   library's root callback.  No rank holds the whole list: rank 0 holds
- *   the tasks (bounded), a worker rank those it runs.
+ *   for the walk.
+ * - A rank reaches its subtree one component at a time with O_NOFOLLOW,
+ *   checking each directory against what rank 0 recorded; the subtree's
+ *   root is checked again by the library's root callback.  No rank holds
+ *   the whole list: rank 0 holds the tasks (bounded), a worker rank those
+ *   it runs.
  * - A directory rank 0 read is removed by rank 0, on one of its slots, as
  *   soon as its tasks and the directories below it are done; if anything
  *   below it was left, it is kept without a word (the entry left was
@@ -258,7 +259,6 @@ static int give_want;
  * subtrees away whether asked or not, at level L or deeper in its walks
  * (1: any), so that small trees meet giving too. */
 static int give_test, give_test_level = 1;
-static unsigned long long given; /* subtrees this rank gave away */
 
 enum { GIFT_TREE = 1, /* a subtree given away */
        GIFT_KEPT };   /* a directory above one, kept by a failure below it */
@@ -387,12 +387,9 @@ static int cb_ask(void *ctx, const struct fastrm_rmtree_entry *e,
 	int parts = 1;
 	for (const char *q = rel; *q; q++)
 		parts += *q == '/';
-	char **more = realloc(c->gave, (c->ngave + 1) * sizeof *more);
-	if (!more)
-		return FASTRM_RMTREE_GO;
-	c->gave = more;
 	if (parts != n || !take_want())
 		return FASTRM_RMTREE_GO;
+	/* (a gift that fails below is one fewer given: rank 0 asks again) */
 	uint64_t ids[DEPTH_MAX][2];
 	ids[n - 1][0] = (uint64_t)e->st->st_dev;
 	ids[n - 1][1] = (uint64_t)e->st->st_ino;
@@ -400,10 +397,11 @@ static int cb_ask(void *ctx, const struct fastrm_rmtree_entry *e,
 	bool ok = true;
 	for (int i = n - 2; ok && i >= 0; i--) {
 		struct stat sb;
-		ok = fstat(fd, &sb) == 0;
+		if (!(ok = fstat(fd, &sb) == 0))
+			break;
 		ids[i][0] = (uint64_t)sb.st_dev;
 		ids[i][1] = (uint64_t)sb.st_ino;
-		if (ok && i > 0) {
+		if (i > 0) {
 			int nfd = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 			if (up >= 0)
 				close(up);
@@ -413,13 +411,15 @@ static int cb_ask(void *ctx, const struct fastrm_rmtree_entry *e,
 	}
 	if (up >= 0)
 		close(up);
-	char *mine = ok ? strdup(rel) : NULL;
+	char **more = ok ? realloc(c->gave, (c->ngave + 1) * sizeof *more) : NULL;
+	if (more)
+		c->gave = more;
+	char *mine = more ? strdup(rel) : NULL;
 	if (!mine || !push_gift(c->s->task, GIFT_TREE, n, ids, rel)) {
 		free(mine);
 		return FASTRM_RMTREE_GO;
 	}
 	c->gave[c->ngave++] = mine;
-	COUNT(given);
 	return FASTRM_RMTREE_KEEP;
 }
 
@@ -1272,8 +1272,9 @@ static struct {
 	time_t last;
 } co;
 
-/* The job id of the rmdir of node @i (tasks' ids are >= 0). */
+/* The job id of the rmdir of node @i (tasks' ids are >= 0), and back. */
 #define RMDIR_ID(i) (-2 - (long)(i))
+#define RMDIR_NODE(id) (-2 - (id))
 
 /* One thing node @i waited for is done: at the last, a node read is
  * ready for its rmdir, or (if something in it was left) kept, which is
@@ -1306,7 +1307,7 @@ static void node_done(long i, bool kept)
 static void task_done(long t, unsigned long long failures)
 {
 	if (t < 0) { /* the rmdir of a node read */
-		node_done(RMDIR_ID(0) - t, failures != 0);
+		node_done(RMDIR_NODE(t), failures != 0);
 		return;
 	}
 	struct task *k = &co.tasks[t];
@@ -1457,25 +1458,25 @@ lost:
 	}
 }
 
-/* The next task for rank @r: its own shards, then the tasks for any
+/* The next task for rank @r (taken, or only looked at): its own shards, then the tasks for any
  * rank, then the subtrees given away, then the shards of another rank
  * that has asked already (not before: at the start rank 0 would take
  * them all, and run a directory's shards on one client), from the end of
  * its queue (that rank takes them from the front, so that two shards of
  * one directory seldom run on one client at once).  -1: none left. */
-static long take(int r)
+static long next_task(int r, bool take)
 {
 	int any = nranks;
 	if (co.head[r] < co.tail[r])
-		return (long)co.order[co.head[r]++];
+		return (long)co.order[take ? co.head[r]++ : co.head[r]];
 	if (co.head[any] < co.tail[any])
-		return (long)co.order[co.head[any]++];
+		return (long)co.order[take ? co.head[any]++ : co.head[any]];
 	if (co.ghead < co.gtail)
-		return (long)co.gq[co.ghead++];
+		return (long)co.gq[take ? co.ghead++ : co.ghead];
 	for (int i = 1; i < nranks; i++) {
 		int o = (r + i) % nranks;
 		if (co.asked[o] && co.head[o] < co.tail[o])
-			return (long)co.order[--co.tail[o]];
+			return (long)co.order[take ? --co.tail[o] : co.tail[o] - 1];
 	}
 	return -1;
 }
@@ -1488,19 +1489,6 @@ static bool all_done(void)
 		if (co.head[q] < co.tail[q])
 			return false;
 	return co.ghead == co.gtail && co.done == co.handed;
-}
-
-/* Whether a task is waiting for rank @r now. */
-static bool task_for(int r)
-{
-	if (co.head[r] < co.tail[r] || co.head[nranks] < co.tail[nranks] || co.ghead < co.gtail)
-		return true;
-	for (int i = 1; i < nranks; i++) {
-		int o = (r + i) % nranks;
-		if (co.asked[o] && co.head[o] < co.tail[o])
-			return true;
-	}
-	return false;
 }
 
 /* The rmdir of a node read whose tasks and children are done, as a job
@@ -1529,7 +1517,7 @@ static struct job *next_rmdir(void)
 static struct job *next_job(int r)
 {
 	long t;
-	while ((t = take(r)) >= 0) {
+	while ((t = next_task(r, true)) >= 0) {
 		struct task *k = &co.tasks[t];
 		k->rank = r;
 		co.handed++;
@@ -1763,9 +1751,10 @@ static void coordinate(struct task *tasks, size_t ntasks)
 		}
 		if (nranks > 1) {
 			/* slots idle with nothing to hand out: ask for gifts */
-			if (!task_for(0))
+			bool none = next_task(0, false) < 0;
+			if (none)
 				idle += (int)(sl.nslots - running);
-			ask_gifts(task_for(0) || nnodes >= NODES_MAX ? 0 : idle);
+			ask_gifts(none && nnodes < NODES_MAX ? idle : 0);
 		}
 		if (running == 0 && co.active == 0)
 			break; /* no task left (next_job said), none running */
@@ -1800,14 +1789,11 @@ static void serve(void)
 	if (!buf)
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	struct report rep[SLOTS_MAX];
-	unsigned nrep = 0, running = 0;
+	unsigned running = 0;
 	bool none_left = false, asked = false;
 	for (;;) {
 		sample_threads();
-		struct report more[SLOTS_MAX];
-		unsigned n = slot_reports(more, &running, asked || nrep ? 0 : 1000000);
-		memcpy(rep + nrep, more, n * sizeof *more);
-		nrep += n;
+		unsigned nrep = slot_reports(rep, &running, asked ? 0 : 1000000);
 		/* after the reports: the gifts queued before them come too,
 		 * ahead of them in the message */
 		struct gift *mine = take_gifts();
@@ -1818,7 +1804,6 @@ static void serve(void)
 		int want = !asked && !none_left && running < sl.nslots ? (int)(sl.nslots - running) : 0;
 		if (want || nrep || mine) {
 			send_ask(want, false, rep, nrep, mine);
-			nrep = 0;
 			if (want)
 				asked = true;
 		}
