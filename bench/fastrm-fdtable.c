@@ -31,6 +31,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "timing.h"
+
 static void die(const char *what)
 {
 	perror(what);
@@ -54,19 +56,6 @@ static void make_tree(const char *top, int dirs, int files)
 			close(fd);
 		}
 	}
-}
-
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
 }
 
 struct job {
@@ -106,10 +95,10 @@ static double remove_all(struct job *jobs, int threads, bool own_table)
 			die("pthread_create");
 	}
 	pthread_barrier_wait(&start);
-	double t0 = now();
+	double t0 = bench_now();
 	for (int i = 0; i < threads; i++)
 		pthread_join(tid[i], NULL);
-	double t = now() - t0;
+	double t = bench_now() - t0;
 	for (int i = 0; i < threads; i++) {
 		if (jobs[i].unshare_err) {
 			errno = jobs[i].unshare_err;
@@ -155,8 +144,8 @@ int main(int argc, char **argv)
 		}
 		fprintf(stderr, "round %d: shared %.4f s, own %.4f s\n", r + 1, t[0][r], t[1][r]);
 	}
-	qsort(t[0], (size_t)rounds, sizeof(double), cmp);
-	qsort(t[1], (size_t)rounds, sizeof(double), cmp);
+	qsort(t[0], (size_t)rounds, sizeof(double), bench_cmp_double);
+	qsort(t[1], (size_t)rounds, sizeof(double), bench_cmp_double);
 	double shared = t[0][rounds / 2], own = t[1][rounds / 2];
 	printf("%d threads at once, a tree each of %d directories of %d files, %d rounds (medians):\n",
 	       threads, dirs, files, rounds);

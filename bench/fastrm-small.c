@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "timing.h"
+
 static void die(const char *what)
 {
 	perror(what);
@@ -75,19 +77,6 @@ static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW 
 	return (flag == FTW_DP ? rmdir(path) : unlink(path)) != 0 ? -1 : 0;
 }
 
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 int main(int argc, char **argv)
 {
 	if (argc < 2 || argc > 4) {
@@ -118,7 +107,7 @@ int main(int argc, char **argv)
 				snprintf(path, sizeof path, "%.3000s/fx%d", dir, i);
 				make_tree(path);
 			}
-			double t0 = now();
+			double t0 = bench_now();
 			for (int i = 0; i < trees; i++) {
 				snprintf(path, sizeof path, "%.3000s/fx%d", dir, i);
 				int rc;
@@ -139,14 +128,14 @@ int main(int argc, char **argv)
 					return 1;
 				}
 			}
-			t[w][r] = (now() - t0) / trees;
+			t[w][r] = (bench_now() - t0) / trees;
 		}
 	}
 	printf("%d trees of 66 entries, one call each, %d rounds (medians per tree):\n",
 	       trees, rounds);
 	double base = 0;
 	for (int w = 0; w < WAYS; w++) {
-		qsort(t[w], (size_t)rounds, sizeof *t[w], cmp);
+		qsort(t[w], (size_t)rounds, sizeof *t[w], bench_cmp_double);
 		double m = t[w][rounds / 2];
 		if (w == 0)
 			base = m;
