@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """bench/fastrm-bench's warm(): find -ls again until a pass reads at most
 WARM_READS_LEFT blocks from the device, at most WARM_PASSES passes, and
-one pass where there is no device (tmpfs).  The device's counters and the
+one pass where there is no device (tmpfs); the dentries and inodes are
+dropped before every pass but the first.  The device's counters and the
 find are stood in for: nothing is read or removed."""
 import importlib.machinery
 import importlib.util
@@ -25,7 +26,7 @@ class Place:
 def run_warm(dev, reads):
     """warm() on a device whose passes read reads[0], reads[1], ... blocks;
     returns what it returned and the passes the find ran."""
-    state = {"count": 0, "finds": 0, "reads": list(reads)}
+    state = {"count": 0, "finds": 0, "drops": 0, "reads": list(reads)}
 
     def blockstat(d):
         assert d == dev
@@ -33,10 +34,16 @@ def run_warm(dev, reads):
 
     def run(cmd, **kw):
         assert cmd[0] == "find" and cmd[-1] == "-ls", cmd
+        # every pass but the first reads the inodes again
+        assert state["drops"] == state["finds"], (state["drops"], state["finds"])
         state["finds"] += 1
         state["count"] += state["reads"].pop(0) if state["reads"] else 0
 
+    def drop_inodes():
+        state["drops"] += 1
+
     bench.blockstat = blockstat if dev else real_blockstat
+    bench.drop_inodes = drop_inodes
     bench.subprocess.run = run
     got = bench.warm(Place(dev), "/nonexistent/t")
     return got, state["finds"]
