@@ -30,8 +30,12 @@ bool device_sort_for(enum device_fs fs, enum device_reads reads, bool unsorted,
                      bool large);
 unsigned device_workers_for(enum device_fs fs, enum device_reads reads,
                             enum device_queue queue, bool ahead, unsigned cpus);
-/* ...whether to hold more workers back */
-bool device_hold_for(enum device_fs fs, enum device_reads reads);
+/* ...whether the walks were @busy: @cpu_us of the process's CPU time
+ * over @elapsed_us, HOLD_CPU_SHARE % or more; whether to hold more workers
+ * back */
+bool device_judge_busy(long long cpu_us, long long elapsed_us);
+bool device_hold_for(enum device_fs fs, enum device_reads reads,
+                     enum device_queue queue, bool busy);
 /* A file system by statfs's f_type; *@unsorted: gnulib's rule says
  * sorting is wasted on it. */
 enum device_fs device_fs_of(long f_type, bool *unsorted);

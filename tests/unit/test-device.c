@@ -206,23 +206,53 @@ static void test_workers_table(void **state)
 }
 
 /* Workers held back: on XFS and btrfs until the reads are judged (never
- * while the walk runs from memory); never elsewhere. */
+ * while the walk runs from memory); on btrfs whose reads seek while the
+ * queue is not judged and the walk is busy; never elsewhere. */
 static void test_hold_table(void **state)
 {
 	(void)state;
 	const enum device_fs all[] = { DEVICE_FS_OTHER, DEVICE_FS_EXT4, DEVICE_FS_XFS,
 	                               DEVICE_FS_BTRFS, DEVICE_FS_MEMORY,
 	                               DEVICE_FS_REMOTE };
+	const enum device_queue queues[] = { DEVICE_QUEUE_UNKNOWN, DEVICE_QUEUE_SERIAL,
+	                                     DEVICE_QUEUE_OVERLAP };
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
 		enum device_fs fs = all[i];
 		bool held = fs == DEVICE_FS_XFS || fs == DEVICE_FS_BTRFS;
-		assert_int_equal(device_hold_for(fs, DEVICE_READS_UNKNOWN), held);
-		assert_int_equal(device_hold_for(fs, DEVICE_READS_CACHED), held);
-		const enum device_reads judged[] = { DEVICE_READS_FAST, DEVICE_READS_MODERATE,
-		                                     DEVICE_READS_SEEK, DEVICE_READS_NONE };
-		for (size_t j = 0; j < sizeof judged / sizeof judged[0]; j++)
-			assert_false(device_hold_for(fs, judged[j]));
+		for (size_t q = 0; q < 3; q++) {
+			for (int busy = 0; busy < 2; busy++) {
+				assert_int_equal(device_hold_for(fs, DEVICE_READS_UNKNOWN,
+				                                 queues[q], busy), held);
+				assert_int_equal(device_hold_for(fs, DEVICE_READS_CACHED,
+				                                 queues[q], busy), held);
+				const enum device_reads judged[] = {
+					DEVICE_READS_FAST, DEVICE_READS_MODERATE,
+					DEVICE_READS_SEEK, DEVICE_READS_NONE
+				};
+				for (size_t j = 0; j < sizeof judged / sizeof judged[0]; j++) {
+					bool want = fs == DEVICE_FS_BTRFS &&
+					            judged[j] == DEVICE_READS_SEEK &&
+					            queues[q] == DEVICE_QUEUE_UNKNOWN && busy;
+					assert_int_equal(device_hold_for(fs, judged[j], queues[q],
+					                                 busy), want);
+				}
+			}
+		}
 	}
+}
+
+/* Busy: on a CPU HOLD_CPU_SHARE % of the time or more; nothing elapsed,
+ * nothing known. */
+static void test_judge_busy(void **state)
+{
+	(void)state;
+	assert_false(device_judge_busy(0, 0));
+	assert_false(device_judge_busy(5000, 0));
+	assert_false(device_judge_busy(0, 1000000));
+	assert_true(device_judge_busy(750000, 1000000));
+	assert_true(device_judge_busy(HOLD_CPU_SHARE * 10000, 1000000));
+	assert_false(device_judge_busy(HOLD_CPU_SHARE * 10000 - 1, 1000000));
+	assert_false(device_judge_busy(100000, 1000000));
 }
 
 static void test_file_systems(void **state)
@@ -379,6 +409,7 @@ int main(void)
 		cmocka_unit_test(test_sort_table),
 		cmocka_unit_test(test_workers_table),
 		cmocka_unit_test(test_hold_table),
+		cmocka_unit_test(test_judge_busy),
 		cmocka_unit_test(test_file_systems),
 		cmocka_unit_test(test_own_directory),
 		cmocka_unit_test(test_btrfs_block_device),
