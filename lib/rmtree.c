@@ -736,10 +736,15 @@ static bool share(struct walk *k, FTSENT *ent)
 	if (ent->fts_level == FTS_ROOTLEVEL || ent->fts_level > SHARE_MAX_LEVEL)
 		return false;
 	/* fitted: where the advisor holds more workers back (XFS and btrfs
-	 * while the walk has read nothing), none starts */
+	 * while the walk has read nothing), none starts; nor where it is
+	 * about to fit the pool to one (fit() comes at the walk's next
+	 * directory: a worker started in between only waits, holding a
+	 * subtree: on btrfs, warm, on the one-head disk, "2 workers (then 1
+	 * at once)" once the queue was judged) */
 	bool hold = (P->o->flags & FASTRM_RMTREE_FIT_WORKERS) &&
 	            LOAD(P->threads) < LOAD(P->nworkers) &&
-	            device_hold_workers(&k->w->dw, ent->fts_statp->st_dev);
+	            (device_hold_workers(&k->w->dw, ent->fts_statp->st_dev) ||
+	             device_workers(&k->w->dw, ent->fts_statp->st_dev, P->cpus) == 1);
 	if (!wanted(P, hold))
 		return false;
 	if ((k->fts->fts_options & FTS_XDEV) &&
