@@ -78,9 +78,11 @@
 
 /* A walk whose process has been on a CPU this share (percent) of the
  * time or more since the measure started is busy: it does not wait on its
- * reads, whatever they cost.  A warm removal on btrfs on the one-head
- * disk: about 75 % (sys 1.8 s of 2.6); a cold one waits on nearly every
- * read (a queued device of 3 ms a read, the disk busy 1.4 s of 2.2). */
+ * reads, whatever they cost.  frm --jobs=1 on btrfs, sampled every 20 ms
+ * (doc/results.md, "btrfs warm on the one-head disk: the workers held"):
+ * the fresh real tree warm on the one-head disk 66 % at 0.2 s, 78-85 %
+ * from 0.4 s on; a tree cold on a queued device of 3 ms a read 18-24 %;
+ * GNU rm cold on the one-head disk under 10 %. */
 #define HOLD_CPU_SHARE 50
 
 /* What a device's reads were measured to cost. */
