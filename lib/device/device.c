@@ -718,8 +718,8 @@ bool device_hold_for(enum device_fs fs, enum device_reads reads,
 	 * subvolume's tree (GNU rm 2.62 s, one worker 2.75 s, two 3.74 s,
 	 * eight fitted to one once the queue was judged 3.15 s;
 	 * doc/results.md, "btrfs warm on the one-head disk: the workers
-	 * held").  A walk that
-	 * waits on its reads starts them, and they judge the queue. */
+	 * held").  A walk that waits on its reads starts them, and they
+	 * judge the queue. */
 	return fs == DEVICE_FS_BTRFS && reads == DEVICE_READS_SEEK &&
 	       queue == DEVICE_QUEUE_UNKNOWN && busy;
 }
