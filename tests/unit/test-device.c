@@ -219,7 +219,7 @@ static void test_hold_table(void **state)
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
 		enum device_fs fs = all[i];
 		bool held = fs == DEVICE_FS_XFS || fs == DEVICE_FS_BTRFS;
-		for (size_t q = 0; q < 3; q++) {
+		for (size_t q = 0; q < sizeof queues / sizeof queues[0]; q++) {
 			for (int busy = 0; busy < 2; busy++) {
 				assert_int_equal(device_hold_for(fs, DEVICE_READS_UNKNOWN,
 				                                 queues[q], busy), held);
