@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """bench/fastrm-bench's warm(): find -ls again until a pass reads at most
-WARM_READS_LEFT blocks from the device, at most WARM_PASSES passes, and
+WARM_READS_LEFT blocks from the device or no fewer than the pass before
+(XFS reads its buffers back each pass), at most WARM_PASSES passes, and
 one pass where there is no device (tmpfs); the dentries and inodes are
 dropped before every pass but the first.  The device's counters and the
 find are stood in for: nothing is read or removed."""
@@ -55,6 +56,9 @@ cases = [
     ("loop7", [3000, 50], (2, 50), 2),                    # the bound is inclusive
     ("loop7", [0], (1, 0), 1),                            # already warm
     ("loop7", [5000, 4000, 3000, 2000, 1000, 900], (5, 1000), 5),  # gives up
+    ("loop7", [9000, 6802, 6802, 6802], (3, 6802), 3),   # XFS: no fewer, stops
+    ("loop7", [6000, 6805, 100], (2, 6805), 2),           # more than before: stops
+    ("loop7", [3000, 2999, 2998, 40], (4, 40), 4),        # fewer each pass: goes on
     (None, [], (1, 0), 1),                                # tmpfs: no device
 ]
 passed = failed = 0
