@@ -71,11 +71,8 @@ struct device_profile {
 	uint64_t requests0, wait0, busy0; /* ...at the current queue window */
 	long long start;         /* when the measure started (ms) */
 	long long sampled;       /* when they were last looked at (ms) */
-	/* btrfs: the process's CPU time at the start (us), and whether it
-	 * has been on a CPU HOLD_CPU_SHARE % of the time since (read
-	 * without the lock) */
-	long long cpu0;
-	bool busy;
+	/* the queue probe was made, or is being made (queue-probe.c) */
+	bool probed;
 };
 
 struct device_advisor {
@@ -84,6 +81,7 @@ struct device_advisor {
 	struct device_profile p[MAX_PROFILES];
 	unsigned n;              /* profiles made (read without the lock) */
 	struct xfs_windows *xw;  /* XFS's windows, for all the walks */
+	const struct device_stand_in *stand_in; /* tests: no real device */
 };
 
 /* ------------------------------------------------------------ helpers */
@@ -96,28 +94,8 @@ static long long now_ms(void)
 	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
-/* The process's CPU time in microseconds (-1 if unknown): a system call,
- * made once per MEASURE_MS at most, and only where it decides something
- * (btrfs). */
-static long long cpu_us(void)
-{
-	struct timespec t;
-	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) != 0)
-		return -1;
-	return (long long)t.tv_sec * 1000000 + t.tv_nsec / 1000;
-}
-
-/* A block device's counters (sysfs stat; Documentation/block/stat.rst). */
-struct counters {
-	uint64_t reads;          /* reads completed (field 1) */
-	uint64_t read_ms;        /* the milliseconds they took (field 4) */
-	uint64_t requests;       /* reads and writes completed (1 and 5) */
-	uint64_t wait_ms;        /* the milliseconds they took (4 and 8) */
-	uint64_t busy_ms;        /* with requests in flight (field 10) */
-};
-
 /* @bdev's counters; false if they cannot be had. */
-static bool device_counters(dev_t bdev, struct counters *c)
+static bool sysfs_counters(dev_t bdev, struct device_counters *c)
 {
 	char path[64], buf[256];
 	snprintf(path, sizeof path, "/sys/dev/block/%u:%u/stat", major(bdev),
@@ -198,7 +176,7 @@ dev_t device_block_of(int fd, dev_t dev)
 	return found;
 }
 
-int device_open_node(dev_t bdev)
+int device_open_node(dev_t bdev, int flags)
 {
 	char path[80], line[160], node[200];
 	snprintf(path, sizeof path, "/sys/dev/block/%u:%u/uevent", major(bdev),
@@ -217,7 +195,7 @@ int device_open_node(dev_t bdev)
 	fclose(f);
 	if (!node[0] || strstr(node, ".."))
 		return -1;
-	int fd = open(node, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	int fd = open(node, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | flags);
 	if (fd < 0)
 		return -1;
 	struct stat st;
@@ -271,12 +249,22 @@ enum device_fs device_fs_of(long type, bool *unsorted)
 
 /* ----------------------------------------------------------- profiles */
 
-/* Under the lock: start measuring @p's reads from now. */
-static void measure_from_now(struct device_profile *p)
+/* @p's device's counters (a test's stand-in's, where it has one). */
+static bool device_counters(const struct device_advisor *a,
+                            const struct device_profile *p,
+                            struct device_counters *c)
 {
-	struct counters c;
+	if (a->stand_in)
+		return a->stand_in->counters(a->stand_in->ctx, c);
+	return sysfs_counters(p->bdev, c);
+}
+
+/* Under the lock: start measuring @p's reads from now. */
+static void measure_from_now(struct device_advisor *a, struct device_profile *p)
+{
+	struct device_counters c;
 	if (p->fs == DEVICE_FS_MEMORY || p->fs == DEVICE_FS_REMOTE || !p->bdev ||
-	    !device_counters(p->bdev, &c)) {
+	    !device_counters(a, p, &c)) {
 		__atomic_store_n(&p->reads, DEVICE_READS_NONE, __ATOMIC_RELAXED);
 	} else {
 		__atomic_store_n(&p->reads, DEVICE_READS_UNKNOWN, __ATOMIC_RELAXED);
@@ -288,8 +276,6 @@ static void measure_from_now(struct device_profile *p)
 	}
 	__atomic_store_n(&p->queue, DEVICE_QUEUE_UNKNOWN, __ATOMIC_RELAXED);
 	p->start = p->sampled = now_ms();
-	p->cpu0 = p->fs == DEVICE_FS_BTRFS ? cpu_us() : -1;
-	__atomic_store_n(&p->busy, false, __ATOMIC_RELAXED);
 }
 
 /* Under the lock: a new profile for @dev, from directory @fd; NULL when
@@ -309,14 +295,19 @@ static struct device_profile *make_profile(struct device_advisor *a, int fd,
 	if (a->what == DEVICE_ADVISE_FS) {
 		/* the file system's type, no more: nothing is measured */
 		p->reads = DEVICE_READS_NONE;
+	} else if (a->stand_in) {
+		p->fs = a->stand_in->fs;
+		p->bdev = a->stand_in->bdev;
+		p->probed = true; /* nothing to open */
+		measure_from_now(a, p);
 	} else {
 		if (p->fs != DEVICE_FS_MEMORY && p->fs != DEVICE_FS_REMOTE)
 			p->bdev = device_block_of(fd, dev);
 		if (p->fs == DEVICE_FS_EXT4 && p->bdev)
-			p->devfd = device_open_node(p->bdev);
+			p->devfd = device_open_node(p->bdev, 0);
 		if (p->fs == DEVICE_FS_XFS)
 			p->bulkstat = sys_admin();
-		measure_from_now(p);
+		measure_from_now(a, p);
 	}
 	/* published last: walks look profiles up without the lock */
 	__atomic_store_n(&a->n, a->n + 1, __ATOMIC_RELEASE);
@@ -387,12 +378,59 @@ static bool reads_free(const struct device_profile *p)
 	return r == DEVICE_READS_FAST || r == DEVICE_READS_CACHED;
 }
 
+/* Whether how @p's requests overlap decides how many workers run: where
+ * its reads seek, on btrfs, and on ext4 where nothing reads ahead
+ * (device_workers_for). */
+static bool queue_decides(const struct device_profile *p)
+{
+	return p->fs == DEVICE_FS_BTRFS || (p->fs == DEVICE_FS_EXT4 && p->devfd < 0);
+}
+
+/* Under the lock: judge how @p's requests overlapped since the window
+ * began at its counters' requests0, wait0 and busy0 (now @c); a window
+ * that does not tell starts again from here. */
+static void judge_window(struct device_profile *p, const struct device_counters *c)
+{
+	enum device_queue q = device_judge_queue(c->requests - p->requests0,
+	                                         c->wait_ms - p->wait0,
+	                                         c->busy_ms - p->busy0);
+	__atomic_store_n(&p->queue, q, __ATOMIC_RELAXED);
+	p->requests0 = c->requests;
+	p->wait0 = c->wait_ms;
+	p->busy0 = c->busy_ms;
+}
+
+/* @p's reads seek and how its requests overlap decides the workers: ask
+ * the device (queue-probe.c), once, and judge its counters over the
+ * probe's reads.  Not under the lock (the probe takes a fifth of a second
+ * on a one-head disk); its workers are held meanwhile (device_hold_for). */
+static void probe(struct device_advisor *a, struct device_profile *p)
+{
+	struct device_counters c;
+	pthread_mutex_lock(&a->lock);
+	bool ok = device_counters(a, p, &c);
+	if (ok) {
+		p->requests0 = c.requests;
+		p->wait0 = c.wait_ms;
+		p->busy0 = c.busy_ms;
+	}
+	pthread_mutex_unlock(&a->lock);
+	if (!ok || device_probe_queue(p->bdev) < QUEUE_WINDOW)
+		return; /* no privilege: the queue stays unknown */
+	/* the counters are updated as the requests complete */
+	pthread_mutex_lock(&a->lock);
+	if (queue_of(p) == DEVICE_QUEUE_UNKNOWN && device_counters(a, p, &c))
+		judge_window(p, &c);
+	pthread_mutex_unlock(&a->lock);
+}
+
 /* Look at @p's counters if it is time: once MEASURE_READS reads have
  * completed since the start, the device is judged by their mean; and
  * each window of QUEUE_WINDOW requests is judged for how they overlap,
- * until one tells.  The windows are short: until the pool is fitted its
- * workers make the head seek between them (doc/benchmarks.md, "Telling
- * one head from a queue"). */
+ * until one tells.  Where reads seek and that decides the workers, the
+ * device is asked (probe()) rather than left to the walks: workers
+ * started to put requests in flight make one head seek between their
+ * subtrees (doc/benchmarks.md, "Telling one head from a queue"). */
 static void sample(struct device_advisor *a, struct device_profile *p)
 {
 	if (!measuring(p) ||
@@ -400,10 +438,11 @@ static void sample(struct device_advisor *a, struct device_profile *p)
 		return;
 	pthread_mutex_lock(&a->lock);
 	long long now = now_ms();
-	struct counters c;
+	struct device_counters c;
+	bool ask = false;
 	if (!measuring(p) || now - p->sampled < MEASURE_MS) {
 		/* another thread was here first */
-	} else if (!device_counters(p->bdev, &c)) {
+	} else if (!device_counters(a, p, &c)) {
 		__atomic_store_n(&p->reads, DEVICE_READS_NONE, __ATOMIC_RELAXED);
 	} else {
 		if (p->reads == DEVICE_READS_UNKNOWN || p->reads == DEVICE_READS_CACHED) {
@@ -412,25 +451,16 @@ static void sample(struct device_advisor *a, struct device_profile *p)
 			                                         now - p->start);
 			__atomic_store_n(&p->reads, r, __ATOMIC_RELAXED);
 		}
-		if (c.requests >= p->requests0 + QUEUE_WINDOW) {
-			enum device_queue q = device_judge_queue(c.requests - p->requests0,
-			                                         c.wait_ms - p->wait0,
-			                                         c.busy_ms - p->busy0);
-			__atomic_store_n(&p->queue, q, __ATOMIC_RELAXED);
-			/* not queued enough to tell: a new window from here */
-			p->requests0 = c.requests;
-			p->wait0 = c.wait_ms;
-			p->busy0 = c.busy_ms;
-		}
-		long long cpu = p->cpu0 >= 0 ? cpu_us() : -1;
-		if (cpu >= 0 && now > p->start)
-			__atomic_store_n(&p->busy,
-			                 device_judge_busy(cpu - p->cpu0,
-			                                   (now - p->start) * 1000),
-			                 __ATOMIC_RELAXED);
+		if (c.requests >= p->requests0 + QUEUE_WINDOW)
+			judge_window(p, &c);
+		if (p->reads == DEVICE_READS_SEEK && p->queue == DEVICE_QUEUE_UNKNOWN &&
+		    !p->probed && queue_decides(p))
+			ask = p->probed = true;
 	}
 	__atomic_store_n(&p->sampled, now, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&a->lock);
+	if (ask)
+		probe(a, p);
 }
 
 /* ---------------------------------------------------------- decisions */
@@ -464,10 +494,6 @@ enum device_queue device_judge_queue(uint64_t requests, uint64_t wait_ms,
 	                                                      : DEVICE_QUEUE_OVERLAP;
 }
 
-bool device_judge_busy(long long cpu_us, long long elapsed_us)
-{
-	return elapsed_us > 0 && cpu_us * 100 >= (long long)HOLD_CPU_SHARE * elapsed_us;
-}
 
 bool device_sort_for(enum device_fs fs, enum device_reads reads, bool unsorted,
                      bool large)
@@ -555,6 +581,13 @@ struct device_advisor *device_advisor_new(enum device_advise what)
 	if (what == DEVICE_ADVISE_ALL)
 		a->xw = xfs_windows_new(); /* without it, no windows */
 	return a;
+}
+
+void device_advisor_stand_in(struct device_advisor *a,
+                             const struct device_stand_in *s)
+{
+	if (a)
+		a->stand_in = s;
 }
 
 void device_advisor_free(struct device_advisor *a)
@@ -692,7 +725,7 @@ unsigned device_workers(struct device_walk *w, dev_t dev, unsigned cpus)
 }
 
 bool device_hold_for(enum device_fs fs, enum device_reads reads,
-                     enum device_queue queue, bool busy)
+                     enum device_queue queue)
 {
 	/* XFS and btrfs until the device's reads are judged: a walk from
 	 * memory is CPU work whose unlinks at once contend in the file
@@ -710,18 +743,18 @@ bool device_hold_for(enum device_fs fs, enum device_reads reads,
 		return false;
 	if (reads == DEVICE_READS_UNKNOWN || reads == DEVICE_READS_CACHED)
 		return true;
-	/* btrfs whose reads seek, the queue not judged yet, the walk busy on
-	 * the CPU: warm metadata on a disk that seeks.  btrfs still reads
-	 * there (the real tree, warm, on the one-head disk: 190 reads in
-	 * 2.5 s, the disk busy 1.5 s of it) but the walk hardly waits on
-	 * them; workers started to judge the queue only contend in the
-	 * subvolume's tree (GNU rm 2.62 s, one worker 2.75 s, two 3.74 s,
-	 * eight fitted to one once the queue was judged 3.15 s;
-	 * doc/results.md, "btrfs warm on the one-head disk: the workers
-	 * held").  A walk that waits on its reads starts them, and they
-	 * judge the queue. */
+	/* btrfs whose reads seek, the queue not judged yet: workers
+	 * started now would make one head seek between their subtrees
+	 * before the pool is fitted to one (an aged real tree, cold, on a
+	 * one-head disk: 1.40x and 1.45x of GNU rm's time in two rounds of
+	 * three, twice its seeks, one worker level; warm on that disk they
+	 * only contend in the subvolume's tree: GNU rm 2.62 s, one worker
+	 * 2.75 s, eight fitted to one once judged 3.15 s; doc/results.md,
+	 * "btrfs cold on the one-head disk").  The device is asked instead
+	 * (probe(): where it can be opened); until it answers, or where it
+	 * cannot be asked, one worker: GNU rm's pace, never less. */
 	return fs == DEVICE_FS_BTRFS && reads == DEVICE_READS_SEEK &&
-	       queue == DEVICE_QUEUE_UNKNOWN && busy;
+	       queue == DEVICE_QUEUE_UNKNOWN;
 }
 
 bool device_hold_workers(struct device_walk *w, dev_t dev)
@@ -730,8 +763,7 @@ bool device_hold_workers(struct device_walk *w, dev_t dev)
 	if (!p || !p->bdev)
 		return false;
 	sample(w->adv, p);
-	return device_hold_for(p->fs, reads_of(p), queue_of(p),
-	                       __atomic_load_n(&p->busy, __ATOMIC_RELAXED));
+	return device_hold_for(p->fs, reads_of(p), queue_of(p));
 }
 
 enum device_reads device_measured(struct device_advisor *a, dev_t dev)

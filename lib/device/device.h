@@ -31,6 +31,10 @@
  *                  sorted pass, by looking up made-up names (no privilege)
  *   xfs-inodes.c   XFS: the inodes around the entries, in windows, as they
  *                  go out (bulkstat: CAP_SYS_ADMIN), where reads seek
+ *   queue-probe.c  btrfs (and ext4 without read-ahead) whose reads seek:
+ *                  whether the device serves several requests at once,
+ *                  asked of it before any worker starts (the device open:
+ *                  root)
  */
 #ifndef FASTRM_DEVICE_H
 #define FASTRM_DEVICE_H
@@ -75,15 +79,6 @@
  * every 9-13 ms; the aged tree on it, warm, read 43 times in 4.7 s. */
 #define CACHED_MS 500
 #define CACHED_GAP_MS 50
-
-/* A walk whose process has been on a CPU this share (percent) of the
- * time or more since the measure started is busy: it does not wait on its
- * reads, whatever they cost.  frm --jobs=1 on btrfs, sampled every 20 ms
- * (doc/results.md, "btrfs warm on the one-head disk: the workers held"):
- * the fresh real tree warm on the one-head disk 66 % at 0.2 s, 78-85 %
- * from 0.4 s on; a tree cold on a queued device of 3 ms a read 18-24 %;
- * GNU rm cold on the one-head disk under 10 %. */
-#define HOLD_CPU_SHARE 50
 
 /* What a device's reads were measured to cost. */
 enum device_reads {
@@ -218,11 +213,11 @@ unsigned device_workers(struct device_walk *w, dev_t dev, unsigned cpus);
 /* The pool, before it starts one more worker for a walk on @dev: whether
  * to hold it back.  On XFS and btrfs until the device's reads are judged
  * (MEASURE_READS of them; while the walks run from memory, never: there
- * unlinks at once only contend); on btrfs whose reads seek, also while
- * the queue is not judged and the walk is busy on the CPU (HOLD_CPU_SHARE:
- * it does not wait on its reads); elsewhere never.  Looks at the device's
- * counters (once per MEASURE_MS at most), and on btrfs at the process's
- * CPU time. */
+ * unlinks at once only contend); on btrfs whose reads seek, also until
+ * the device was found to serve several requests at once (it is asked:
+ * queue-probe.c, where the process may open it; where not, never: one
+ * worker); elsewhere never.  Looks at the device's counters (once per
+ * MEASURE_MS at most). */
 bool device_hold_workers(struct device_walk *w, dev_t dev);
 
 /* What @dev's reads were measured to cost (DEVICE_READS_UNKNOWN if the

@@ -30,20 +30,54 @@ bool device_sort_for(enum device_fs fs, enum device_reads reads, bool unsorted,
                      bool large);
 unsigned device_workers_for(enum device_fs fs, enum device_reads reads,
                             enum device_queue queue, bool ahead, unsigned cpus);
-/* ...whether the walks were @busy: @cpu_us of the process's CPU time
- * over @elapsed_us, HOLD_CPU_SHARE % or more; whether to hold more workers
- * back */
-bool device_judge_busy(long long cpu_us, long long elapsed_us);
+/* ...whether to hold more workers back */
 bool device_hold_for(enum device_fs fs, enum device_reads reads,
-                     enum device_queue queue, bool busy);
+                     enum device_queue queue);
 /* A file system by statfs's f_type; *@unsorted: gnulib's rule says
  * sorting is wasted on it. */
 enum device_fs device_fs_of(long f_type, bool *unsorted);
 /* The block device behind file system @dev, whose directory @fd is open
  * (or -1) (sysfs, else the mount table: the mount of @fd, else the one of
- * @dev), 0 if none; and its node, open read-only, or -1. */
+ * @dev), 0 if none; and its node, open read-only (with @flags added, such
+ * as O_DIRECT), or -1. */
 dev_t device_block_of(int fd, dev_t dev);
-int device_open_node(dev_t bdev);
+int device_open_node(dev_t bdev, int flags);
+
+/* A block device's counters (sysfs stat; Documentation/block/stat.rst). */
+struct device_counters {
+	uint64_t reads;          /* reads completed (field 1) */
+	uint64_t read_ms;        /* the milliseconds they took (field 4) */
+	uint64_t requests;       /* reads and writes completed (1 and 5) */
+	uint64_t wait_ms;        /* the milliseconds they took (4 and 8) */
+	uint64_t busy_ms;        /* with requests in flight (field 10) */
+};
+
+/* For the tests: a device that is not there.  Every profile @a makes
+ * from then on is of file system @fs on block device @bdev (not 0), whose
+ * counters @counters(@ctx, ...) gives (false: none), in place of
+ * fstatfs, sysfs and the mount table; nothing is opened on it (no
+ * read-ahead, no probe).  @s must outlive @a. */
+struct device_stand_in {
+	enum device_fs fs;
+	dev_t bdev;
+	bool (*counters)(void *ctx, struct device_counters *c);
+	void *ctx;
+};
+void device_advisor_stand_in(struct device_advisor *a,
+                             const struct device_stand_in *s);
+
+/* ------------------------------------------- the queue (queue-probe.c) */
+
+/* Reads the probe makes at once, and their size. */
+#define QUEUE_PROBE_READS 24
+#define QUEUE_PROBE_LEN 4096
+
+/* Whether block device @bdev serves requests one at a time, asked of it:
+ * QUEUE_PROBE_READS direct reads spread over it, all in flight at once,
+ * for the caller to judge by the device's counters (device_judge_queue).
+ * Returns the reads completed (0 where the device cannot be opened: no
+ * privilege).  Leaves errno alone. */
+long device_probe_queue(dev_t bdev);
 
 /* ------------------------------------------------- ext4 (ext4-blocks.c) */
 

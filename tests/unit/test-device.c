@@ -206,8 +206,10 @@ static void test_workers_table(void **state)
 }
 
 /* Workers held back: on XFS and btrfs until the reads are judged (never
- * while the walk runs from memory); on btrfs whose reads seek while the
- * queue is not judged and the walk is busy; never elsewhere. */
+ * while the walk runs from memory); on btrfs whose reads seek until the
+ * queue is judged, whatever the walk does meanwhile (it is asked of the
+ * device: workers started to judge it made one head seek); never
+ * elsewhere. */
 static void test_hold_table(void **state)
 {
 	(void)state;
@@ -220,39 +222,22 @@ static void test_hold_table(void **state)
 		enum device_fs fs = all[i];
 		bool held = fs == DEVICE_FS_XFS || fs == DEVICE_FS_BTRFS;
 		for (size_t q = 0; q < sizeof queues / sizeof queues[0]; q++) {
-			for (int busy = 0; busy < 2; busy++) {
-				assert_int_equal(device_hold_for(fs, DEVICE_READS_UNKNOWN,
-				                                 queues[q], busy), held);
-				assert_int_equal(device_hold_for(fs, DEVICE_READS_CACHED,
-				                                 queues[q], busy), held);
-				const enum device_reads judged[] = {
-					DEVICE_READS_FAST, DEVICE_READS_MODERATE,
-					DEVICE_READS_SEEK, DEVICE_READS_NONE
-				};
-				for (size_t j = 0; j < sizeof judged / sizeof judged[0]; j++) {
-					bool want = fs == DEVICE_FS_BTRFS &&
-					            judged[j] == DEVICE_READS_SEEK &&
-					            queues[q] == DEVICE_QUEUE_UNKNOWN && busy;
-					assert_int_equal(device_hold_for(fs, judged[j], queues[q],
-					                                 busy), want);
-				}
+			assert_int_equal(device_hold_for(fs, DEVICE_READS_UNKNOWN, queues[q]),
+			                 held);
+			assert_int_equal(device_hold_for(fs, DEVICE_READS_CACHED, queues[q]),
+			                 held);
+			const enum device_reads judged[] = {
+				DEVICE_READS_FAST, DEVICE_READS_MODERATE,
+				DEVICE_READS_SEEK, DEVICE_READS_NONE
+			};
+			for (size_t j = 0; j < sizeof judged / sizeof judged[0]; j++) {
+				bool want = fs == DEVICE_FS_BTRFS &&
+				            judged[j] == DEVICE_READS_SEEK &&
+				            queues[q] == DEVICE_QUEUE_UNKNOWN;
+				assert_int_equal(device_hold_for(fs, judged[j], queues[q]), want);
 			}
 		}
 	}
-}
-
-/* Busy: on a CPU HOLD_CPU_SHARE % of the time or more; nothing elapsed,
- * nothing known. */
-static void test_judge_busy(void **state)
-{
-	(void)state;
-	assert_false(device_judge_busy(0, 0));
-	assert_false(device_judge_busy(5000, 0));
-	assert_false(device_judge_busy(0, 1000000));
-	assert_true(device_judge_busy(750000, 1000000));
-	assert_true(device_judge_busy(HOLD_CPU_SHARE * 10000, 1000000));
-	assert_false(device_judge_busy(HOLD_CPU_SHARE * 10000 - 1, 1000000));
-	assert_false(device_judge_busy(100000, 1000000));
 }
 
 static void test_file_systems(void **state)
@@ -275,7 +260,9 @@ static void test_file_systems(void **state)
 	assert_false(unsorted);
 	/* a device that sysfs does not know and nothing is mounted from */
 	assert_int_equal(device_block_of(-1, makedev(4000, 4000)), 0);
-	assert_int_equal(device_open_node(makedev(4000, 4000)), -1);
+	assert_int_equal(device_open_node(makedev(4000, 4000), 0), -1);
+	/* nothing to ask there */
+	assert_int_equal(device_probe_queue(makedev(4000, 4000)), 0);
 }
 
 /* The test's own directory (tmpfs, or whatever $TMPDIR is): one profile
@@ -346,10 +333,25 @@ static void test_own_directory(void **state)
 	fx_cleanup(dir);
 }
 
+/* Block device @bdev's reads completed (sysfs stat, field 1). */
+static bool stat_of(dev_t bdev, struct device_counters *c)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/sys/dev/block/%u:%u/stat", major(bdev), minor(bdev));
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	unsigned long long reads;
+	bool ok = fscanf(f, "%llu", &reads) == 1;
+	fclose(f);
+	c->reads = reads;
+	return ok;
+}
+
 /* btrfs gives a subvolume's files an anonymous device of their own,
  * which the mount table does not show: the block device is found through
  * the mount of the directory's fd.  Root, and mkfs.btrfs: else skipped,
- * saying why. */
+ * saying why.  The queue probe reads that device. */
 static void test_btrfs_block_device(void **state)
 {
 	(void)state;
@@ -393,11 +395,19 @@ static void test_btrfs_block_device(void **state)
 	assert_int_equal(fstat(fd, &st), 0);
 	dev_t found = device_block_of(fd, st.st_dev);
 	close(fd);
+	/* the queue probe: its reads all complete, and the device counts
+	 * them (what the advisor judges it by) */
+	struct device_counters before, after;
+	assert_true(stat_of(lb.st_rdev, &before));
+	long probed = device_probe_queue(lb.st_rdev);
+	assert_true(stat_of(lb.st_rdev, &after));
 	fx_unmount(mnt);
 	fx_run(detach);
 	fx_cleanup(dir);
 	assert_int_equal(major(found), major(lb.st_rdev));
 	assert_int_equal(minor(found), minor(lb.st_rdev));
+	assert_int_equal(probed, QUEUE_PROBE_READS);
+	assert_true(after.reads >= before.reads + QUEUE_PROBE_READS);
 }
 
 int main(void)
@@ -409,7 +419,6 @@ int main(void)
 		cmocka_unit_test(test_sort_table),
 		cmocka_unit_test(test_workers_table),
 		cmocka_unit_test(test_hold_table),
-		cmocka_unit_test(test_judge_busy),
 		cmocka_unit_test(test_file_systems),
 		cmocka_unit_test(test_own_directory),
 		cmocka_unit_test(test_btrfs_block_device),

@@ -144,7 +144,7 @@ static void test_fewer_requests(void **state)
 	assert_int_equal(fstat(fd, &st), 0);
 	long r0 = device_reads(mnt);
 	struct readahead_result res;
-	int dev = device_open_node(st.st_dev);
+	int dev = device_open_node(st.st_dev, 0);
 	assert_true(dev >= 0);
 	errno = 4321;
 	assert_int_equal(ext4_dir_readahead(NULL, dev, fd, &st, &res), 1);
@@ -225,7 +225,7 @@ static long many_reads(struct device_walk *s)
 		struct stat st;
 		assert_int_equal(fstat(fd, &st), 0);
 		assert_true(st.st_size < READAHEAD_DIR_MIN);
-		int dev = device_open_node(st.st_dev);
+		int dev = device_open_node(st.st_dev, 0);
 		assert_true(dev >= 0);
 		ext4_dir_readahead(s, dev, fd, &st, NULL);
 		close(dev);
@@ -269,7 +269,7 @@ static void test_windows_stop(void **state)
 	assert_true(fd >= 0);
 	struct stat st;
 	assert_int_equal(fstat(fd, &st), 0);
-	int dev = device_open_node(st.st_dev);
+	int dev = device_open_node(st.st_dev, 0);
 	assert_true(dev >= 0);
 	assert_int_equal(ext4_dir_readahead(&s, dev, fd, &st, NULL), 1);
 	assert_int_equal(ext4_dir_readahead(&s, dev, fd, &st, NULL), 0); /* in the window */
@@ -325,7 +325,7 @@ static void test_nothing_to_do(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(fstat(fd, &st), 0);
 	assert_true(st.st_size < READAHEAD_DIR_MIN);
-	int dev = device_open_node(st.st_dev);
+	int dev = device_open_node(st.st_dev, 0);
 	assert_true(dev >= 0);
 	assert_int_equal(ext4_dir_readahead(NULL, dev, fd, &st, NULL), 0);
 	close(fd);
@@ -338,7 +338,7 @@ static void test_nothing_to_do(void **state)
 	assert_int_equal(ext4_dir_readahead(NULL, dev, fd, &file, NULL), 0);
 	close(dev);
 	/* a device that sysfs does not know: none to open */
-	assert_int_equal(device_open_node(makedev(4000, 4000)), -1);
+	assert_int_equal(device_open_node(makedev(4000, 4000), 0), -1);
 	errno = 0;
 	assert_int_equal(ext4_dir_readahead(NULL, -1, fd, &st, NULL), 0);
 	assert_int_equal(errno, 0);
