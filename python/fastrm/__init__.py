@@ -16,8 +16,12 @@ best, and the GIL released meanwhile.
 remove() removes several paths in one call, as `rm -rf` does, and says
 what is left instead of raising.
 
-Where it differs from shutil.rmtree (python/README in the sources; the
-fastrm-python(3) page):
+Ctrl-C (any signal whose Python handler raises) stops either call in the
+main thread within a few milliseconds: the workers stop after the entry
+in hand, the exception is raised, and what was not removed yet is left.
+
+Where it differs from shutil.rmtree (doc/python.md in the sources; the C
+call beneath is fastrm_rmtree(3)):
   - the whole tree is removed as far as it can be before the handler is
     called, once per failure, in the order met (shutil stops at the first
     failure whose handler raises); with workers, that order is not the
@@ -112,7 +116,17 @@ def rmtree(path, ignore_errors=False, onerror=None, *, onexc=None, dir_fd=None,
 
     jobs: the most workers (None: frm's default, 4 per CPU, at most 16,
     fitted to the device; they start only when the tree needs them).
-    order: the ordering policy of every directory (frm --order), by name.
+    order: the ordering policy of every directory (frm --order), by name:
+    "auto" (the default: chosen per directory by file system and
+    device), "directory" (as the directory returns them), "inode" (the
+    whole directory sorted by inode), "chunked" (windows within the
+    memory budget, each sorted by inode), "global" (a global inode order
+    within the budget, by several passes), or "gnulib" (GNU rm's: windows
+    of 100,000, sorted by inode from 10,000 entries); fastrm_order(3).
+
+    In the main thread, a signal handler that raises (Ctrl-C) stops the
+    removal within a few milliseconds and its exception is raised; what
+    was not removed is left as it was.
     """
     sys.audit("shutil.rmtree", path, dir_fd)
     if ignore_errors:
@@ -180,7 +194,8 @@ RemoveResult.__doc__ = """What remove() did.
 left: a list of (path, OSError), one per entry that could not be removed
   (the directories above it are kept and not listed), in the order met;
   empty when every path given is gone.
-stats: a dict: workers (threads that ran), workers_fitted,
+stats: a dict: removed (entries removed, directories included),
+  workers (threads that ran), workers_fitted,
   subtrees_shared, read_ahead_requests, read_ahead_bytes, index_lookups,
   inodes_read_ahead (fastrm_rmtree(3), struct fastrm_rmtree_stats)."""
 
@@ -195,7 +210,9 @@ def remove(paths, *, dir_fd=None, missing_ok=True, one_file_system=False,
     one_file_system: what is on another file system is left (and listed).
     The root directory, and a path whose last component is "." or "..",
     are refused, as GNU rm refuses them.  Raises TypeError or ValueError
-    for bad arguments, OSError when the removal could not start.
+    for bad arguments, OSError when the removal could not start; in the
+    main thread, a signal handler's exception (KeyboardInterrupt) stops
+    it, what is not removed yet left.  jobs and order as in rmtree().
     """
     if isinstance(paths, (str, bytes, os.PathLike)):
         raise TypeError("remove() takes a list of paths; for one, remove([path])")

@@ -7,7 +7,18 @@
  * call that shutil.rmtree would make.
  *
  * The library's callbacks run on its worker threads, one at a time: they
- * only append to a C array (no Python object is touched without the GIL).
+ * only append to a C array and count (no Python object is touched without
+ * the GIL).
+ *
+ * Signals: Python runs its signal handlers in the main thread only, and
+ * only between bytecodes.  Called from the main thread, the removal runs
+ * in a thread of its own (all signals blocked there) while the caller's
+ * thread wakes every WATCH_MS to run the handlers (PyErr_CheckSignals);
+ * one that raises (SIGINT's KeyboardInterrupt) sets the library's stop
+ * flag, the workers stop after the entry in hand, and the exception is
+ * raised: what was not removed yet is left.  A handler that returns lets
+ * the removal go on.  Called from another thread, the removal runs in the
+ * caller's thread to its end, as any blocking call does there.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -18,7 +29,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,9 +44,13 @@ struct failure {
 	int level;
 };
 
+/* How often the main thread looks for a signal while a removal runs. */
+#define WATCH_MS 10
+
 struct run {
 	struct failure *v;
 	size_t n, cap;
+	unsigned long long removed; /* entries removed */
 	int nomem;      /* a failure could not be recorded */
 	int empty_dot;  /* emptying: "." itself is not to be removed */
 	int missing_ok; /* a path given that does not exist is no failure */
@@ -65,6 +83,12 @@ static int on_failed(void *ctx, const struct fastrm_rmtree_entry *e,
 	}
 	r->v[r->n++] = (struct failure){ path, (int)what, err, e->is_dir, e->level };
 	return 1;
+}
+
+static void on_removed(void *ctx, const struct fastrm_rmtree_entry *e)
+{
+	(void)e;
+	((struct run *)ctx)->removed++;
 }
 
 static void run_free(struct run *r)
@@ -109,9 +133,11 @@ static int set_order(struct fastrm_rmtree_opts *o, PyObject *order)
 	return 0;
 }
 
-static PyObject *stats_dict(const struct fastrm_rmtree_stats *s)
+static PyObject *stats_dict(const struct fastrm_rmtree_stats *s,
+                            unsigned long long removed)
 {
-	return Py_BuildValue("{s:I,s:I,s:n,s:n,s:n,s:n,s:n}",
+	return Py_BuildValue("{s:K,s:I,s:I,s:n,s:n,s:n,s:n,s:n}",
+	                     "removed", removed,
 	                     "workers", s->workers,
 	                     "workers_fitted", s->workers_fitted,
 	                     "subtrees_shared", (Py_ssize_t)s->subtrees_shared,
@@ -121,17 +147,127 @@ static PyObject *stats_dict(const struct fastrm_rmtree_stats *s)
 	                     "inodes_read_ahead", (Py_ssize_t)s->inodes_read_ahead);
 }
 
+/* The interpreter's main thread (set at import). */
+static unsigned long main_thread;
+
+/* One removal, run by a thread of its own. */
+struct call {
+	int dirfd;
+	char *const *paths;
+	const struct fastrm_rmtree_opts *o;
+	struct fastrm_rmtree_stats st;
+	int rc;
+	int done;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+};
+
+static void *call_thread(void *arg)
+{
+	struct call *c = arg;
+	int rc = fastrm_rmtreeat(c->dirfd, c->paths, c->o, &c->st);
+	pthread_mutex_lock(&c->lock);
+	c->rc = rc;
+	c->done = 1;
+	pthread_cond_signal(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+/* With the GIL released: wait up to WATCH_MS for @c to end.  Returns
+ * whether it has. */
+static int call_wait(struct call *c)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_nsec += WATCH_MS * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&c->lock);
+	if (!c->done)
+		pthread_cond_timedwait(&c->cond, &c->lock, &ts);
+	int done = c->done;
+	pthread_mutex_unlock(&c->lock);
+	return done;
+}
+
+/* Run fastrm_rmtreeat(@dirfd, @paths, @o) with the GIL released, into
+ * *@st.  In the main thread, a signal handler that raises stops it
+ * (*@raised: its exception is set).  Returns the library's return. */
+static int run_removal(int dirfd, char *const *paths, struct fastrm_rmtree_opts *o,
+                       struct fastrm_rmtree_stats *st, int *raised)
+{
+	volatile sig_atomic_t stop = 0;
+	struct call c = { .dirfd = dirfd, .paths = paths, .o = o };
+	pthread_t tid;
+	int started = 0;
+	*raised = 0;
+	if (PyThread_get_thread_ident() == main_thread &&
+	    pthread_mutex_init(&c.lock, NULL) == 0) {
+		pthread_condattr_t ca;
+		int cond_ok = pthread_condattr_init(&ca) == 0 &&
+		              pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0 &&
+		              pthread_cond_init(&c.cond, &ca) == 0;
+		if (cond_ok) {
+			o->stop = &stop;
+			/* the signals are the caller's thread's to take */
+			sigset_t all, old;
+			sigfillset(&all);
+			pthread_sigmask(SIG_BLOCK, &all, &old);
+			started = pthread_create(&tid, NULL, call_thread, &c) == 0;
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
+			if (!started)
+				pthread_cond_destroy(&c.cond);
+		}
+		pthread_condattr_destroy(&ca);
+		if (!started)
+			pthread_mutex_destroy(&c.lock);
+	}
+	if (!started) {
+		o->stop = NULL;
+		int rc;
+		Py_BEGIN_ALLOW_THREADS
+		rc = fastrm_rmtreeat(dirfd, paths, o, st);
+		Py_END_ALLOW_THREADS
+		return rc;
+	}
+	for (;;) {
+		int done;
+		Py_BEGIN_ALLOW_THREADS
+		done = call_wait(&c);
+		Py_END_ALLOW_THREADS
+		if (done)
+			break;
+		if (!*raised && PyErr_CheckSignals() < 0) {
+			/* the workers stop after the entry in hand */
+			*raised = 1;
+			stop = 1;
+		}
+	}
+	pthread_join(tid, NULL);
+	pthread_cond_destroy(&c.cond);
+	pthread_mutex_destroy(&c.lock);
+	*st = c.st;
+	return c.rc;
+}
+
 /* The removal, the GIL released; then (failures, stats). */
 static PyObject *remove_at(int dirfd, char *const *paths,
                            struct fastrm_rmtree_opts *o, struct run *r)
 {
 	struct fastrm_rmtree_stats st;
-	int rc;
+	int rc, raised;
 	o->ctx = r;
 	o->failed = on_failed;
-	Py_BEGIN_ALLOW_THREADS
-	rc = fastrm_rmtreeat(dirfd, paths, o, &st);
-	Py_END_ALLOW_THREADS
+	o->removed = on_removed;
+	rc = run_removal(dirfd, paths, o, &st, &raised);
+	if (raised) {
+		/* the handler's exception: what is left stays */
+		run_free(r);
+		return NULL;
+	}
 	if (rc < 0) {
 		run_free(r);
 		errno = -rc;
@@ -153,10 +289,11 @@ static PyObject *remove_at(int dirfd, char *const *paths,
 		}
 		PyList_SET_ITEM(list, (Py_ssize_t)i, t);
 	}
+	unsigned long long removed = r->removed;
 	run_free(r);
 	if (!list)
 		return NULL;
-	PyObject *sd = stats_dict(&st);
+	PyObject *sd = stats_dict(&st, removed);
 	if (!sd) {
 		Py_DECREF(list);
 		return NULL;
@@ -252,6 +389,18 @@ PyMODINIT_FUNC PyInit__fastrm(void)
 	PyObject *m = PyModule_Create(&module);
 	if (!m)
 		return NULL;
+	/* threading.main_thread().ident: where signal handlers run */
+	PyObject *threading = PyImport_ImportModule("threading");
+	PyObject *mt = threading ? PyObject_CallMethod(threading, "main_thread", NULL) : NULL;
+	PyObject *ident = mt ? PyObject_GetAttrString(mt, "ident") : NULL;
+	Py_XDECREF(mt);
+	Py_XDECREF(threading);
+	main_thread = ident ? PyLong_AsUnsignedLong(ident) : 0;
+	Py_XDECREF(ident);
+	if (PyErr_Occurred()) {
+		Py_DECREF(m);
+		return NULL;
+	}
 	if (PyModule_AddIntConstant(m, "EREMOVE", FASTRM_RMTREE_EREMOVE) < 0 ||
 	    PyModule_AddIntConstant(m, "EWALK", FASTRM_RMTREE_EWALK) < 0 ||
 	    PyModule_AddIntConstant(m, "ECYCLE", FASTRM_RMTREE_ECYCLE) < 0 ||
