@@ -8,6 +8,7 @@ cd "$(dirname "$0")"
 pkgs=(build-essential meson ninja-build pkg-config libcmocka-dev gnulib
       autoconf automake help2man groff-base libfuse3-dev fuse3 python3 util-linux e2fsprogs xfsprogs btrfs-progs valgrind
       debhelper dpkg-dev lintian git man-db python3-dev dh-python
+      python3-venv python3-mesonpy mypy
       libopenmpi-dev openmpi-bin)
 install_missing() {
 	local missing=() p
