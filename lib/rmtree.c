@@ -271,8 +271,14 @@ static enum fastrm_rmtree_answer ask(struct pool *P,
 {
 	if (!P->o->ask)
 		return FASTRM_RMTREE_GO;
-	pthread_mutex_lock(&P->cb);
+	/* FASTRM_RMTREE_ASK_CONCURRENT: the caller serializes its prompts
+	 * itself, so that the other workers go on while one waits */
+	bool alone = !(P->o->flags & FASTRM_RMTREE_ASK_CONCURRENT);
+	if (alone)
+		pthread_mutex_lock(&P->cb);
 	int a = P->o->ask(P->o->ctx, e, step);
+	if (!alone)
+		pthread_mutex_lock(&P->cb);
 	if (a != FASTRM_RMTREE_GO && a != FASTRM_RMTREE_KEEP &&
 	    a != FASTRM_RMTREE_REMOVE_EMPTY)
 		a = FASTRM_RMTREE_FAIL;
@@ -1287,7 +1293,7 @@ FASTRM_EXPORT int fastrm_rmtreeat(int dirfd, char *const *paths,
 	if (!paths || !opts || opts->size < sizeof *opts ||
 	    (opts->flags & ~(FASTRM_RMTREE_XDEV | FASTRM_RMTREE_FIT_WORKERS |
 	                     FASTRM_RMTREE_NO_PRESERVE_ROOT | FASTRM_RMTREE_ALLOW_DOTS |
-	                     FASTRM_RMTREE_TEST_FLAGS)))
+	                     FASTRM_RMTREE_ASK_CONCURRENT | FASTRM_RMTREE_TEST_FLAGS)))
 		return -EINVAL;
 	for (size_t i = 0; i < sizeof opts->reserved / sizeof opts->reserved[0]; i++)
 		if (opts->reserved[i])

@@ -107,6 +107,13 @@ enum fastrm_rmtree_answer {
  *  EINVAL or ENOTEMPTY is reported); by default it is refused, as GNU rm
  *  refuses it. */
 #define FASTRM_RMTREE_ALLOW_DOTS 0x8
+/** Since 0.5.4: @ask may be called by several workers at once, and while
+ *  another callback runs: the caller serializes what must be (a prompt,
+ *  a message).  Without it, @ask is called one at a time with the other
+ *  callbacks, and a prompt that waits holds every worker at its next
+ *  callback.  Within a directory, entries are still asked in its walk's
+ *  order. */
+#define FASTRM_RMTREE_ASK_CONCURRENT 0x10
 
 /** What fastrm_rmtree() is to do.  Zero-fill it, then set what is needed;
  *  set @size to sizeof (struct fastrm_rmtree_opts). */

@@ -8,9 +8,10 @@
  * messages (prefixed with argv[0] as invoked) and the exit status.  The
  * removal itself, and its rules (what is retried, what is kept above a
  * failure, what is reported), are libfastrm's fastrm_rmtree(), with
- * --jobs workers, or one where rm may prompt (GNU rm's order of
- * questions); frm is the options, the refusals, the prompts and the
- * messages, through the engine's callbacks.
+ * --jobs workers, or one where rm asks about every entry (-i) or about
+ * the paths given (GNU rm's order of questions); frm is the options, the
+ * refusals, the prompts and the messages, through the engine's
+ * callbacks.
  */
 #define _GNU_SOURCE
 #include <fastrm/fts.h>
@@ -21,6 +22,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -185,9 +187,10 @@ static void usage(void)
 "      --jobs=N          remove with N workers at once (1-" STR(JOBS_MAX) ", or auto: the\n"
 "                          default, " STR(AUTO_JOBS_PER_CPU) " per CPU, at most " STR(AUTO_JOBS_MAX) ", or " STR(AUTO_JOBS_REMOTE) " on\n"
 "                          a network file system): subtrees, and\n"
-"                          files given as arguments; the same messages, in\n"
-"                          another order; 1: one at a time, in GNU rm's\n"
-"                          order; see PARALLEL REMOVAL in frm(1)\n"
+"                          files given as arguments; the same messages and\n"
+"                          questions, in another order; 1: one at a time,\n"
+"                          in GNU rm's order, as with -i; see PARALLEL\n"
+"                          REMOVAL in frm(1)\n"
 "      --help     display this help and exit\n"
 "      --version  output version information and exit\n"
 "\n"
@@ -557,18 +560,49 @@ static bool prompt_is_silent(const struct rm_options *x)
 
 /* ------------------------------- the removal: libfastrm's fastrm_rmtree() */
 
-/* Workers that ran, and what was read ahead (--stats). */
+/* Workers that ran, why fewer than asked, and what was read ahead
+ * (--stats). */
 static unsigned workers_ran = 1, workers_fitted;
+static const char *workers_why;
 static uintmax_t read_ahead_requests, read_ahead_bytes, index_lookups,
                  inodes_read_ahead;
 
 /* The removal's rules (what is removed, retried, kept, reported) are the
  * library's; what follows is rm's side of them: its refusals, its prompts,
  * its messages and what -f leaves unsaid.  The library calls them one at a
- * time. */
+ * time; but where rm may prompt with workers running (-r at a terminal:
+ * write-protected entries), frm_ask is called by several at once
+ * (FASTRM_RMTREE_ASK_CONCURRENT): what is said then, questions, messages
+ * and the quoting that builds them, is said under say_lock, and an entry
+ * with nothing to ask or say goes by without it, so that the other workers
+ * go on while a question waits for its answer. */
+static pthread_mutex_t say_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool ask_concurrent;
+
+static void say_begin(void)
+{
+	if (ask_concurrent)
+		pthread_mutex_lock(&say_lock);
+}
+
+static void say_end(void)
+{
+	if (ask_concurrent)
+		pthread_mutex_unlock(&say_lock);
+}
 
 /* A path given, before anything is done with it. */
+static int frm_root_said(void *ctx, const struct fastrm_rmtree_entry *e);
+
 static int frm_root(void *ctx, const struct fastrm_rmtree_entry *e)
+{
+	say_begin();
+	int r = frm_root_said(ctx, e);
+	say_end();
+	return r;
+}
+
+static int frm_root_said(void *ctx, const struct fastrm_rmtree_entry *e)
 {
 	const struct rm_options *x = ctx;
 	if (args_left > 0 && args_left != SIZE_MAX)
@@ -584,10 +618,33 @@ static int frm_root(void *ctx, const struct fastrm_rmtree_entry *e)
 	return 0;
 }
 
+static int frm_ask_said(void *ctx, const struct fastrm_rmtree_entry *e,
+                        enum fastrm_rmtree_step step);
+
 /* A directory about to be read, or an entry about to be removed: what
- * rm -i, -I and a write-protected file ask (one worker: GNU rm's order). */
+ * rm -i, -I and a write-protected file ask (-i: one worker, GNU rm's
+ * order; -r at a terminal: workers, each directory's entries asked in GNU
+ * rm's order, one question at a time). */
 static int frm_ask(void *ctx, const struct fastrm_rmtree_entry *e,
                    enum fastrm_rmtree_step step)
+{
+	if (!ask_concurrent)
+		return frm_ask_said(ctx, e, step);
+	/* -r at a terminal, not -i (rm_prompts_each): nothing is asked or
+	 * said of an entry that is not write-protected (prompt()'s first
+	 * test, made here without the lock) */
+	struct stat st;
+	bool have_st = false;
+	if (write_protected(e->dirfd, e->name, &st, &have_st) == 0)
+		return FASTRM_RMTREE_GO;
+	pthread_mutex_lock(&say_lock);
+	int a = frm_ask_said(ctx, e, step);
+	pthread_mutex_unlock(&say_lock);
+	return a;
+}
+
+static int frm_ask_said(void *ctx, const struct fastrm_rmtree_entry *e,
+                        enum fastrm_rmtree_step step)
 {
 	const struct rm_options *x = ctx;
 	int status = DS_UNKNOWN;
@@ -632,6 +689,9 @@ static void frm_removed(void *ctx, const struct fastrm_rmtree_entry *e)
 		counters.dirs++;
 	else
 		counters.files++;
+	if (!x->verbose && !x->progress)
+		return;
+	say_begin();
 	if (x->verbose)
 		say_removed(e->is_dir, e->path);
 	if (x->progress) {
@@ -639,10 +699,23 @@ static void frm_removed(void *ctx, const struct fastrm_rmtree_entry *e)
 		if (e->level == 0 && e->is_dir)
 			progress_expect_end();
 	}
+	say_end();
 }
+
+static int frm_failed_said(void *ctx, const struct fastrm_rmtree_entry *e,
+                           enum fastrm_rmtree_error what, int err);
 
 static int frm_failed(void *ctx, const struct fastrm_rmtree_entry *e,
                       enum fastrm_rmtree_error what, int err)
+{
+	say_begin();
+	int r = frm_failed_said(ctx, e, what, err);
+	say_end();
+	return r;
+}
+
+static int frm_failed_said(void *ctx, const struct fastrm_rmtree_entry *e,
+                           enum fastrm_rmtree_error what, int err)
 {
 	const struct rm_options *x = ctx;
 	if (e->level == 0 && e->is_dir)
@@ -672,17 +745,41 @@ static int frm_failed(void *ctx, const struct fastrm_rmtree_entry *e,
 	return 1;
 }
 
+/* Why rm's prompts allow one worker only, or NULL where they allow
+ * workers: -i asks about every entry, and without -r the paths given are
+ * asked about one after another, both in GNU rm's order.  -r at a
+ * terminal asks only about write-protected entries (GNU rm's rule): the
+ * workers go on, each directory's entries asked in GNU rm's order. */
+static const char *prompts_serial(const struct rm_options *x)
+{
+	if (x->interactive == RMI_ALWAYS)
+		return "-i asks about each entry in GNU rm's order";
+	if (!x->recursive)
+		return "the paths given are asked about in GNU rm's order";
+	return NULL;
+}
+
 /* Remove @files: with x->jobs workers, subtrees and arguments at once;
- * with one where rm may prompt, so that its questions come in GNU rm's
- * order. */
+ * with one where rm asks about each entry (-i) or each path given (no
+ * -r), so that its questions come in GNU rm's order. */
 static enum rm_status rm(char *const *files, const struct rm_options *x)
 {
-	bool prompts = !prompt_is_silent(x);
+	/* root is never asked about write-protected entries (GNU rm's
+	 * can_write_any_file; write_protected()): only -i asks there */
+	bool prompts = !prompt_is_silent(x) &&
+	               (x->interactive == RMI_ALWAYS || geteuid() != 0);
+	const char *serial = prompts ? prompts_serial(x) : NULL;
 	struct fastrm_rmtree_opts o = { 0 };
 	o.size = sizeof o;
-	o.workers = prompts ? 1 : x->jobs;
-	if (!prompts && x->jobs_auto)
+	o.workers = serial ? 1 : x->jobs;
+	if (!serial && x->jobs_auto)
 		o.workers = auto_jobs_at(o.workers, AT_FDCWD, files);
+	if (serial && x->jobs > 1) {
+		workers_why = serial;
+		if (!x->jobs_auto)
+			error_msg(0, "--jobs=%u: one worker: %s", x->jobs, serial);
+	}
+	ask_concurrent = prompts && !serial && o.workers > 1;
 	/* Where rm may prompt, the questions come in GNU rm's order: auto's
 	 * order is then gnulib's (auto sorts small ext4 directories by inode,
 	 * GNU rm keeps them in directory order: it sorts from 10,000 entries
@@ -697,6 +794,7 @@ static enum rm_status rm(char *const *files, const struct rm_options *x)
 	 * --no-preserve-root): "." and ".." it refuses as frm does */
 	o.flags = (x->one_file_system ? FASTRM_RMTREE_XDEV : 0) |
 	          (x->jobs_auto ? FASTRM_RMTREE_FIT_WORKERS : 0) |
+	          (ask_concurrent ? FASTRM_RMTREE_ASK_CONCURRENT : 0) |
 	          (x->root ? 0 : FASTRM_RMTREE_NO_PRESERVE_ROOT);
 	o.ctx = (void *)x;
 	o.root = frm_root;
@@ -744,6 +842,8 @@ static void print_stats(void)
 	        ru.ru_maxrss, workers_ran, workers_ran == 1 ? "" : "s");
 	if (workers_fitted)
 		fprintf(stderr, " (then %u at once)", workers_fitted);
+	if (workers_why)
+		fprintf(stderr, " (%s)", workers_why);
 	if (read_ahead_requests)
 		fprintf(stderr, ", read ahead %.1f MiB in %ju request%s",
 		        (double)read_ahead_bytes / 1048576.0, read_ahead_requests,
