@@ -57,7 +57,8 @@ def refusals(top):
         (["--jobs=abc"], "invalid number of jobs 'abc' (1 to 64, or auto)"),
         (["--jobs=-2"], "invalid number of jobs '-2' (1 to 64, or auto)"),
         (["--jobs="], "invalid number of jobs '' (1 to 64, or auto)"),
-        (["--memory=1K"], "invalid memory size '1K' (at least 64K)"),
+        (["--memory=1K"], "invalid memory size '1K' (at least 64K; K, M, G, T: powers of 1024)"),
+        (["--memory=1P"], "invalid memory size '1P' (at least 64K; K, M, G, T: powers of 1024)"),
         (["--order=bogus"], "invalid argument 'bogus' for '--order'"),
     ]
     for opts, msg in bad:
@@ -67,6 +68,16 @@ def refusals(top):
               lines[-1] == "Try 'frm --help' for more information." and
               os.path.exists(os.path.join(top, "keep", "file")),
               "%s refused: %r" % (" ".join(opts), err))
+
+
+def sizes(top):
+    """--memory takes K, M, G and T (1T: a budget, not an allocation)."""
+    for size in ("64K", "8M", "1G", "1T", "65536"):
+        os.mkdir(os.path.join(top, "m"))
+        open(os.path.join(top, "m", "f"), "w").close()
+        st, out, err = run(["-r", "--memory=" + size, "m"], top)
+        check(st == 0 and err == "" and not os.path.exists(os.path.join(top, "m")),
+              "--memory=%s accepted: %r" % (size, err))
 
 
 def stats_counts(err):
@@ -151,6 +162,7 @@ def main():
     top = make_test_dir()
     try:
         refusals(top)
+        sizes(top)
         stats_words(top)
         same_with_jobs(top)
         failures_with_jobs(top)

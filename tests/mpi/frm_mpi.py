@@ -175,7 +175,7 @@ def sharded(np, work):
           os.listdir(sentinel_dir) == ["keep"],
           "-np %d shards: both gone, nothing outside touched (left: %s)"
           % (np, sorted(os.listdir(work))))
-    m = re.search(r"(\d+) subtrees; 0 failures", err)
+    m = re.search(r" 0 failures, .*; (\d+) subtrees?;", err)
     # big: one shard a rank; many: one a rank for its files (unsplit: 2)
     check(m is not None and int(m.group(1)) >= 2 * np,
           "-np %d shards: %s tasks (want %d or more)" % (np, m and m.group(1), 2 * np))
@@ -216,7 +216,7 @@ def gifts(np, work):
     slow = {"LD_PRELOAD": FAULT, "FASTRM_FAULT": "unlinkat:DELAY:f:0:300",
             "ASAN_OPTIONS": os.environ.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0"}
     rc, out, err = mpi(np, ["-r", "--stats", "--jobs=1", "t"], work, env=slow)
-    m = re.search(r"(\d+) subtrees given away", err)
+    m = re.search(r"(\d+) given away", err)
     check(rc == 0 and not os.path.exists(t) and os.listdir(sentinel_dir) == ["keep"],
           "-np %d gifts: exit 0, all gone, nothing outside touched (%d: %s)"
           % (np, rc, err.strip()[-300:]))
@@ -241,8 +241,8 @@ def gifts(np, work):
         os.chmod(os.path.join(t, d), 0o555)
     rc, out, err = mpi(np, ["-r", "--stats", "--jobs=1", "t"], work, user=NOBODY,
                        env={"FRM_MPI_TEST_GIVE": "2:2"})
-    msgs = [l for l in err.splitlines() if l and "subtrees given away" not in l]
-    m = re.search(r"(\d+) subtrees given away", err)
+    msgs = [l for l in err.splitlines() if l and "given away by a rank" not in l]
+    m = re.search(r"(\d+) given away", err)
     check(rc == 1, "-np %d gifts as uid %d: exit 1 (%d)" % (np, NOBODY, rc))
     check(m is not None and int(m.group(1)) > 0,
           "-np %d gifts as uid %d: directories given away (%s)" % (np, NOBODY, m and m.group(1)))

@@ -2205,12 +2205,20 @@ int main(int argc, char **argv)
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		if (opt.stats) {
 			double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-			fprintf(stderr, "%s: removed %llu files and %llu directories in %.3f s "
-			        "with %d ranks, each removing up to %u subtrees at once with up to "
-			        "%u workers each; %zu subtrees; %llu failures; %llu subtrees "
-			        "given away by a rank's walk; at most %u threads in a rank\n",
-			        program_name, all.files, all.dirs, s, nranks, sl.nslots,
-			        task_workers, ntasks, all.failures, co.gifts, threads);
+			/* frm's words first (frm --stats), then the ranks' */
+			unsigned long long n = all.files + all.dirs;
+			fprintf(stderr, "%s: removed %llu entr%s (%llu file%s, %llu director%s), "
+			        "%llu failure%s, %.3f s, %.0f entries/s, %d rank%s, each removing "
+			        "up to %u subtree%s at once with up to %u worker%s each; "
+			        "%zu subtree%s; %llu given away by a rank's walk; at most %u "
+			        "thread%s in a rank\n",
+			        program_name, n, n == 1 ? "y" : "ies", all.files,
+			        all.files == 1 ? "" : "s", all.dirs, all.dirs == 1 ? "y" : "ies",
+			        all.failures, all.failures == 1 ? "" : "s", s,
+			        s > 0 ? (double)n / s : 0.0, nranks, nranks == 1 ? "" : "s",
+			        sl.nslots, sl.nslots == 1 ? "" : "s", task_workers,
+			        task_workers == 1 ? "" : "s", ntasks, ntasks == 1 ? "" : "s",
+			        co.gifts, threads, threads == 1 ? "" : "s");
 		}
 	}
 	MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);

@@ -183,7 +183,7 @@ static void usage(void)
 	}
 	fputs("\n"
 "      --memory=SIZE     memory the ordering may use, e.g. 64M (default 8M);\n"
-"                          K, M, G are powers of 1024\n"
+"                          K, M, G, T are powers of 1024\n"
 "      --jobs=N          remove with N workers at once (1-" STR(JOBS_MAX) ", or auto: the\n"
 "                          default, " STR(AUTO_JOBS_PER_CPU) " per CPU, at most " STR(AUTO_JOBS_MAX) ", or " STR(AUTO_JOBS_REMOTE) " on\n"
 "                          a network file system): subtrees, and\n"
@@ -940,7 +940,7 @@ static int interactive_arg(const char *arg)
 	exit(EXIT_FAILURE);
 }
 
-/* "64M", "512K", "1G", "100000" (bytes); K, M, G are powers of 1024 and
+/* "64M", "512K", "1G", "100000" (bytes); K, M, G, T are powers of 1024 and
  * may be followed by "iB" or "B". */
 static int parse_size(const char *s, size_t *out)
 {
@@ -954,6 +954,7 @@ static int parse_size(const char *s, size_t *out)
 	case 'k': case 'K': shift = 10; end++; break;
 	case 'm': case 'M': shift = 20; end++; break;
 	case 'g': case 'G': shift = 30; end++; break;
+	case 't': case 'T': shift = 40; end++; break;
 	default: break;
 	}
 	if (shift && (strcmp(end, "iB") == 0 || strcmp(end, "B") == 0))
@@ -1091,7 +1092,7 @@ static int parse_options(int argc, char **argv, struct rm_options *x,
 			break;
 		case OPT_MEMORY:
 			if (parse_size(optarg, &x->memory) < 0) {
-				error_msg(0, "invalid memory size %s (at least 64K)",
+				error_msg(0, "invalid memory size %s (at least 64K; K, M, G, T: powers of 1024)",
 				          quote_always(0, optarg));
 				try_help();
 				return EXIT_FAILURE;
