@@ -3,6 +3,7 @@
 #ifndef FASTRM_FTS_INT_H
 #define FASTRM_FTS_INT_H
 
+#include <stdbool.h>
 #include <fastrm/fts.h>
 
 /* fastrm_fts_open() with the roots' paths relative to @rootfd instead of
@@ -29,7 +30,8 @@ void fts_share_device(FTS *sp, struct device_walk *dw);
  * (their order among themselves kept), where its policy hands entries out
  * in directory order: a removal's walk then frees a directory's files
  * before it descends.  The order of visits is no longer fts(3)'s: the
- * removal pool's, where several workers make it another anyway. */
-void fts_dirs_last(FTS *sp);
+ * removal pool's, where several workers make it another anyway.  @on
+ * false: fts(3)'s order again.  Takes effect at the next directory read. */
+void fts_dirs_last(FTS *sp, bool on);
 
 #endif

@@ -1414,9 +1414,9 @@ void fts_share_device(FTS *sp, struct device_walk *dw)
 	ST(sp)->dw = dw;
 }
 
-void fts_dirs_last(FTS *sp)
+void fts_dirs_last(FTS *sp, bool on)
 {
-	ST(sp)->dirs_last = true;
+	ST(sp)->dirs_last = on;
 }
 
 FASTRM_EXPORT int fastrm_fts_set_memory_budget(FTS *sp, size_t bytes)

@@ -1093,6 +1093,22 @@ static void fit(struct worker *w, dev_t dev)
 	pthread_mutex_unlock(&P->lock);
 }
 
+/* Whether the directory a walk is about to read is read with its files
+ * first (fts_dirs_last): while workers run at once the order of removals
+ * is not the serial one anyway, and a directory's files go before its
+ * subdirectories, so that a deep path holds one entry a level.  While one
+ * walk runs alone (no worker started yet, the advisor holds them, or the
+ * pool is fitted to one) or prompts need GNU rm's order: the serial order,
+ * GNU rm's, which on a disk that seeks follows the order the entries were
+ * made in (btrfs, an aged real tree, cold, one-head disk, as a plain
+ * user: files first took 1.19x GNU rm's time with one worker and 1.5x
+ * its seeks; doc/results.md, "btrfs cold on the one-head disk"). */
+static bool spread(struct pool *P)
+{
+	return P->nworkers > 1 && !P->o->ask && LOAD(P->threads) > 1 &&
+	       LOAD(P->fitted) != 1;
+}
+
 static void run_task(struct worker *w, struct task *t)
 {
 	struct pool *P = w->P;
@@ -1110,12 +1126,6 @@ static void run_task(struct worker *w, struct task *t)
 		fastrm_fts_set_memory_budget(k.fts, P->budget);
 		fts_share_budget(k.fts, &P->held);
 		fts_share_device(k.fts, &w->dw);
-		/* with workers the order of removals is not the serial one
-		 * anyway: a directory's files go before its subdirectories,
-		 * so that a deep path holds one entry a level (one worker, or
-		 * prompts: the serial order, GNU rm's) */
-		if (P->nworkers > 1 && !P->o->ask)
-			fts_dirs_last(k.fts);
 		FTSENT *ent = NULL;
 		while (!ended(P) && (ent = fastrm_fts_read(k.fts)) != NULL) {
 			if (ent->fts_level == FTS_ROOTLEVEL && !k.root_seen &&
@@ -1131,8 +1141,10 @@ static void run_task(struct worker *w, struct task *t)
 					continue;
 				}
 			}
-			if (ent->fts_info == FTS_D)
+			if (ent->fts_info == FTS_D) {
 				fit(w, ent->fts_statp->st_dev);
+				fts_dirs_last(k.fts, spread(P));
+			}
 			visit(&k, ent);
 		}
 		if (!ent && errno != 0 && !ended(P)) {

@@ -606,7 +606,7 @@ static long dirs_last_walk(const char *root, bool dirs_last, long *mixed)
 	assert_non_null(fts);
 	assert_int_equal(fastrm_fts_set_order(fts, fastrm_order_by_name("directory")), 0);
 	if (dirs_last)
-		fts_dirs_last(fts);
+		fts_dirs_last(fts, true);
 	/* per level of the path: a subdirectory was seen in this directory */
 	bool seen_dir[8] = { false };
 	long n = 0;
