@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Experiment (doc/benchmarks.md, "io_uring against worker threads"): empty
+/* Experiment (doc/archive/benchmarks-0.5.md, "io_uring against worker threads"): empty
  * one flat directory, its names unlinked in inode order, one of three ways:
  *   serial      one unlinkat() after another (frm --jobs=1's way);
  *   threads:N   libfastrm's unlinker, N worker threads;

@@ -6,7 +6,7 @@
  * tables), removing a huge directory's entries in readdir (hash) order
  * dirties a different inode-table block with almost every unlink, and the
  * journal rewrites the same blocks again and again; in inode order the
- * removals walk each block once (see doc/benchmarks.md).
+ * removals walk each block once (see doc/archive/benchmarks-0.5.md).
  *
  * All sorted policies keep entries in one compact table: 16 bytes per
  * entry plus its name in an arena; no allocation per entry.  Memory is
@@ -888,7 +888,7 @@ const struct fastrm_order order_inode = {
  * for a small one (estimated under 10,000 entries), on ext4, and elsewhere
  * only where reads were measured to seek.  A large directory in a global inode order: one pass (a full
  * sort) when it fits the budget, passes of a budget's worth of inodes
- * when it does not (doc/benchmarks.md, "auto and the regimes").  A small
+ * when it does not (doc/archive/benchmarks-0.5.md, "auto and the regimes").  A small
  * one sorted whole in a table of its own size (its st_size bounds it;
  * "global" would size its table to the budget for each of them).
  * Directory order otherwise.  What is read ahead, and when, is the

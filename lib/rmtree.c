@@ -86,7 +86,7 @@
  * Starting and joining a thread costs about 50 us here (7 took 210-320 us
  * to create and 110-130 us to join on the 2-CPU VM), and a small tree
  * is removed in less than a millisecond (56 entries on tmpfs: 0.43 ms
- * with no worker, 1.5 ms with 8 started at once; doc/benchmarks.md,
+ * with no worker, 1.5 ms with 8 started at once; doc/archive/benchmarks-0.5.md,
  * "Workers on demand"): a removal that has run 1 ms is 20 thread starts
  * long, so a worker started then costs at most a few per cent of it. */
 #define SPAWN_AFTER_US 1000

@@ -430,7 +430,7 @@ static void probe(struct device_advisor *a, struct device_profile *p)
  * until one tells.  Where reads seek and that decides the workers, the
  * device is asked (probe()) rather than left to the walks: workers
  * started to put requests in flight make one head seek between their
- * subtrees (doc/benchmarks.md, "Telling one head from a queue"). */
+ * subtrees (doc/archive/benchmarks-0.5.md, "Telling one head from a queue"). */
 static void sample(struct device_advisor *a, struct device_profile *p)
 {
 	if (!measuring(p) ||
@@ -505,7 +505,7 @@ bool device_sort_for(enum device_fs fs, enum device_reads reads, bool unsorted,
 	 * table and bitmaps in one sweep: an aged real tree with every
 	 * directory sorted took 0.12x of GNU rm's time on the one-head disk
 	 * against 0.18x with small ones in directory order, and 0.20x
-	 * against 0.22x on the plain VM; doc/benchmarks.md,
+	 * against 0.22x on the plain VM; doc/archive/benchmarks-0.5.md,
 	 * "The device advisor and the aged real tree"); elsewhere where
 	 * reads seek. */
 	if (!large && fs != DEVICE_FS_EXT4 && reads != DEVICE_READS_SEEK)
@@ -519,7 +519,7 @@ bool device_sort_for(enum device_fs fs, enum device_reads reads, bool unsorted,
 		return false;
 	case DEVICE_FS_XFS:
 		/* on a disk that seeks sorting halves the seeks; where reads
-		 * are fast it costs CPU for nothing (doc/benchmarks.md) */
+		 * are fast it costs CPU for nothing (doc/archive/benchmarks-0.5.md) */
 		return reads != DEVICE_READS_FAST;
 	default:
 		return !unsorted;
@@ -532,7 +532,7 @@ unsigned device_workers_for(enum device_fs fs, enum device_reads reads,
 	/* XFS, the walk running from memory: one.  Unlinks at once in XFS
 	 * only contend (one copy of the real tree, warm, on a fresh XFS on
 	 * the plain VM: one worker 0.86-0.98 s, two 1.16-1.43 s, eight
-	 * 1.30-1.69 s, GNU rm 0.97 s; doc/benchmarks.md, "Warm metadata on
+	 * 1.30-1.69 s, GNU rm 0.97 s; doc/archive/benchmarks-0.5.md, "Warm metadata on
 	 * XFS").  Elsewhere as fast reads (ext4, the same: eight workers
 	 * 0.75x of one). */
 	if (reads == DEVICE_READS_CACHED) {
@@ -545,9 +545,9 @@ unsigned device_workers_for(enum device_fs fs, enum device_reads reads,
 	 * only make the head seek between them (an aged real tree on the
 	 * one-head disk as a plain user, ext4: 8 workers 1.63x GNU rm's time,
 	 * one 0.28x; btrfs as root: 8 workers 1.12x, one 1.00x;
-	 * doc/benchmarks.md).  Not where requests overlap: on a queued device
+	 * doc/archive/benchmarks-0.5.md).  Not where requests overlap: on a queued device
 	 * of 3 ms a read, which seeks by its mean read too, one worker took
-	 * 1.9x the time of 8 (btrfs, doc/results.md).  Not on XFS: there the
+	 * 1.9x the time of 8 (btrfs, doc/archive/results-0.5.md).  Not on XFS: there the
 	 * 8 workers were faster than one on the one-head disk (0.78x against
 	 * 0.90x; why was not traced). */
 	if ((fs == DEVICE_FS_EXT4 || fs == DEVICE_FS_BTRFS) &&
@@ -559,7 +559,7 @@ unsigned device_workers_for(enum device_fs fs, enum device_reads reads,
 	/* btrfs whose reads are fast: CPU-bound too, and its unlinks at once
 	 * contend in the file system's trees (three copies of the real tree
 	 * on a fresh btrfs, warm, plain VM, reads judged fast: the workers
-	 * 1.02x of GNU rm's time, one worker 0.84x; doc/results.md, "Warm
+	 * 1.02x of GNU rm's time, one worker 0.84x; doc/archive/results-0.5.md, "Warm
 	 * metadata") */
 	if (fs == DEVICE_FS_BTRFS && reads == DEVICE_READS_FAST)
 		return 1;
@@ -731,7 +731,7 @@ bool device_hold_for(enum device_fs fs, enum device_reads reads,
 	 * memory is CPU work whose unlinks at once contend in the file
 	 * system (warm metadata, three copies of the real tree on a fresh
 	 * XFS, plain VM: one worker 0.87x of GNU rm's time, workers started
-	 * at once 1.01x; doc/results.md, "Warm metadata").  ext4's unlinks
+	 * at once 1.01x; doc/archive/results-0.5.md, "Warm metadata").  ext4's unlinks
 	 * in different directories do not contend so (0.46x with the
 	 * workers).  A warm removal still reads a little, and at once (the
 	 * allocation groups' metadata that find -ls does not read: 21 reads
@@ -746,13 +746,14 @@ bool device_hold_for(enum device_fs fs, enum device_reads reads,
 	/* btrfs whose reads seek, the queue not judged yet: workers
 	 * started now would make one head seek between their subtrees
 	 * before the pool is fitted to one (an aged real tree, cold, on a
-	 * one-head disk: 1.40x and 1.45x of GNU rm's time in two rounds of
-	 * three, twice its seeks, one worker level; warm on that disk they
-	 * only contend in the subvolume's tree: GNU rm 2.62 s, one worker
-	 * 2.75 s, eight fitted to one once judged 3.15 s; doc/results.md,
-	 * "btrfs cold on the one-head disk").  The device is asked instead
-	 * (probe(): where it can be opened); until it answers, or where it
-	 * cannot be asked, one worker: GNU rm's pace, never less. */
+	 * one-head disk, held out: 1.40x and 1.45x of GNU rm's time in two
+	 * rounds of three, twice its seeks, --jobs=1 level; doc/results.md,
+	 * "btrfs cold on the one-head disk"); warm on that disk they only
+	 * contend in the subvolume's tree (GNU rm 2.62 s, one worker 2.75 s,
+	 * eight fitted to one once judged 3.15 s; doc/archive/results-0.5.md,
+	 * "btrfs warm on the one-head disk: the workers held").  The device
+	 * is asked instead (probe(): where it can be opened); until it
+	 * answers, or where it cannot be asked, one worker. */
 	return fs == DEVICE_FS_BTRFS && reads == DEVICE_READS_SEEK &&
 	       queue == DEVICE_QUEUE_UNKNOWN;
 }

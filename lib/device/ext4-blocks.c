@@ -7,7 +7,7 @@
  * nothing to do with where the blocks lie.  On a disk that seeks, that is
  * a seek and half a revolution per block: on the harness's one-head disk,
  * the ~1,400 blocks of a 200,000-entry directory were most of frm's reads
- * and seeks (doc/benchmarks.md, "Reading the directory ahead").
+ * and seeks (doc/archive/benchmarks-0.5.md, "Reading the directory ahead").
  *
  * How: FIEMAP says where the directory's blocks are; the device node that
  * sysfs names for the directory's st_dev, checked, is opened read-only;

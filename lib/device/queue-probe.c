@@ -8,16 +8,20 @@
  * the pool is fitted to one worker where the device serves one request at
  * a time, and lets its workers run where it serves several at once (a
  * queued device of 3 ms a read: 8 workers 0.57x of GNU rm's time, one
- * 1.0x; doc/results.md).  The device's counters tell the two apart only
- * while about two requests or more are in flight; one walk keeps one.
- * Before 0.5.4 the pool started workers to put more in flight, and on a
+ * 1.0x; doc/archive/results-0.5.md, "Queued device of 3 ms a read").
+ * The device's counters tell the two apart only while about two requests
+ * or more are in flight; one walk keeps one.
+ * Before 0.5.4 the pool started workers to put more in flight, whether
+ * they started before the queue was judged depended on timing, and on a
  * one-head disk workers in different subtrees make the head seek between
- * them: btrfs, an aged real tree, cold, one-head disk, 1.40x and 1.45x of
- * GNU rm's time in two rounds of three, twice its seeks, where one worker
- * was level (doc/results.md, "btrfs cold on the one-head disk").
+ * them (btrfs, an aged real tree, cold, one-head disk, a held-out
+ * measure: 1.40x and 1.45x of GNU rm's time in two rounds of three, twice
+ * its seeks, --jobs=1 level).  Now no worker starts before the answer,
+ * whatever the timing (unit.hold; doc/results.md, "btrfs cold on the
+ * one-head disk").
  *
- * How: QUEUE_PROBE_READS reads of QUEUE_PROBE_LEN bytes each, direct (past the page
- * cache), at offsets spread evenly over the whole device and taken in a
+ * How: QUEUE_PROBE_READS reads of QUEUE_PROBE_LEN bytes each, direct (past
+ * the page cache), at offsets spread evenly over the whole device and taken in a
  * scrambled order, all submitted at once with the kernel's own
  * asynchronous I/O (io_submit: no thread, no library); the caller then
  * judges the device's counters over them as it judges the walks'
@@ -25,8 +29,8 @@
  * many wait is one head).
  *
  * Bounds: once per device per advisor, where the answer decides the
- * workers (device.c: queue_decides()); QUEUE_PROBE_READS x QUEUE_PROBE_LEN bytes of
- * buffer; on the harness's one-head disk about 0.2 s (8-9 ms a request at
+ * workers (device.c: queue_decides()); QUEUE_PROBE_READS x QUEUE_PROBE_LEN
+ * bytes of buffer; on the harness's one-head disk about 0.2 s (8-9 ms a request at
  * depth 24), on a device that serves them at once a few ms.  Needs the
  * block device open for reading (root, or the disk group): without it no
  * probe, and the workers stay held (one worker: GNU rm's pace).

@@ -9,7 +9,7 @@
  * read at a random place in the middle of the forward run of inode-cluster
  * reads, and a seek there and back.  On the harness's one-head disk that
  * was ~590 of GNU rm's and frm's ~2,200 seeks at 200,000 entries
- * (doc/benchmarks.md, "XFS: the directory's hash index").  XFS keeps its
+ * (doc/archive/benchmarks-0.5.md, "XFS: the directory's hash index").  XFS keeps its
  * metadata in a cache of its own, so the device cannot be read ahead as on
  * ext4 (ext4-blocks.c); the only way to get a leaf block read is a lookup
  * that needs it.

@@ -9,7 +9,7 @@
  * each directory too large for its inode, about one read per directory,
  * each at its own place.  XFS spreads new directories over its allocation
  * groups, so a walk jumps between them: on the harness's one-head disk
- * each of a 100,000-entry tree's ~6,600 reads was a seek (doc/benchmarks.md,
+ * each of a 100,000-entry tree's ~6,600 reads was a seek (doc/archive/benchmarks-0.5.md,
  * "XFS trees").  XFS caches its metadata itself, so the device cannot be
  * read ahead as on ext4 (ext4-blocks.c).
  *
@@ -40,7 +40,7 @@
  * the removals read one inode cluster at a time, forward, but XFS writes
  * back the blocks they dirtied meanwhile, each write a seek away and back;
  * a window's clusters come in batches the disk serves in one sweep
- * (doc/benchmarks.md, "XFS flat: windows of inodes in a sorted
+ * (doc/archive/benchmarks-0.5.md, "XFS flat: windows of inodes in a sorted
  * directory").  The trial below does not count them; the advisor stops a
  * directory's windows once they are sparse (xfs_windows_sparse).
  *
@@ -48,7 +48,7 @@
  * and serve reads in a tenth of a millisecond (the virtual disks of the
  * machines this was measured on do), and there windows only cost CPU
  * (bulkstat looks every inode up, and the removal again: 7 % slower on
- * the plain VM, doc/benchmarks.md).  So no window is read until the
+ * the plain VM, doc/archive/benchmarks-0.5.md).  So no window is read until the
  * advisor has measured the device's reads (device.c: MEASURE_READS of
  * them, from the walk's start) and found that they seek.  For a large
  * directory those are its own reading and its index lookups, reads at

@@ -69,7 +69,7 @@ static void test_sort_table(void **state)
 		bool seek = reads == DEVICE_READS_SEEK;
 		/* large directories: ext4 and the rest sort, whatever the
 		 * device: inode order writes far fewer blocks there
-		 * (doc/benchmarks.md); small ones on ext4 too, elsewhere
+		 * (doc/archive/benchmarks-0.5.md); small ones on ext4 too, elsewhere
 		 * only where reads seek */
 		assert_true(device_sort_for(DEVICE_FS_EXT4, reads, false, true));
 		assert_true(device_sort_for(DEVICE_FS_OTHER, reads, false, true));

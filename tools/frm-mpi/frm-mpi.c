@@ -2124,7 +2124,7 @@ int main(int argc, char **argv)
 	 * (to any rank) rather than by its own pool, and more walks at once
 	 * keep more requests in flight (sshfs at 5 ms a round trip, 4 ranks
 	 * of 16 threads: 46.9 s as 4 x 4, 30.3 s as 8 x 2, 30.1 s as 16 x 1;
-	 * doc/results.md) */
+	 * doc/archive/results-0.5.md) */
 	unsigned jobs = opt.jobs < 1 ? 1 : opt.jobs > SLOTS_MAX ? SLOTS_MAX : opt.jobs;
 	unsigned threads_max = jobs * jobs < SLOTS_MAX ? jobs * jobs : SLOTS_MAX;
 	sl.nslots = jobs;

@@ -56,8 +56,8 @@ static inline bool on_remote_fs(int dirfd, const char *path)
  * round trips, not on a CPU or a disk, and one client serves one
  * directory's unlinks one after another (the kernel holds the directory's
  * lock for each round trip): more workers keep more directories and more
- * requests in flight.  Measured on sshfs at a 5 ms round trip (doc/
- * results.md, "frm-mpi on a network file system"). */
+ * requests in flight.  Measured on sshfs at a 5 ms round trip (doc/archive/
+ * results-0.5.md, "frm-mpi on a network file system"). */
 static inline unsigned auto_jobs_at(unsigned jobs, int dirfd, char *const *paths)
 {
 	for (int i = 0; paths[i] && i < 4; i++)
