@@ -630,12 +630,14 @@ static int frm_ask(void *ctx, const struct fastrm_rmtree_entry *e,
 {
 	if (!ask_concurrent)
 		return frm_ask_said(ctx, e, step);
-	/* -r at a terminal, not -i (rm_prompts_each): nothing is asked or
+	/* -r at a terminal, not -i (prompts_serial): nothing is asked or
 	 * said of an entry that is not write-protected (prompt()'s first
-	 * test, made here without the lock) */
-	struct stat st;
-	bool have_st = false;
-	if (write_protected(e->dirfd, e->name, &st, &have_st) == 0)
+	 * test, made here without the lock, and in one system call where
+	 * the answer is no: a symbolic link, known from the directory, is
+	 * never write-protected; anything the process may write is not;
+	 * the rest goes through write_protected()) */
+	if ((e->st && S_ISLNK(e->st->st_mode)) ||
+	    faccessat(e->dirfd, e->name, W_OK, AT_EACCESS) == 0)
 		return FASTRM_RMTREE_GO;
 	pthread_mutex_lock(&say_lock);
 	int a = frm_ask_said(ctx, e, step);
