@@ -271,14 +271,18 @@ static enum fastrm_rmtree_answer ask(struct pool *P,
 {
 	if (!P->o->ask)
 		return FASTRM_RMTREE_GO;
-	/* FASTRM_RMTREE_ASK_CONCURRENT: the caller serializes its prompts
-	 * itself, so that the other workers go on while one waits */
-	bool alone = !(P->o->flags & FASTRM_RMTREE_ASK_CONCURRENT);
-	if (alone)
+	/* asked one at a time with the other callbacks; or, with
+	 * FASTRM_RMTREE_ASK_CONCURRENT, outside the lock (the caller
+	 * serializes its prompts, so that the other workers go on while one
+	 * waits); either way the answer is counted under it */
+	int a;
+	if (P->o->flags & FASTRM_RMTREE_ASK_CONCURRENT) {
+		a = P->o->ask(P->o->ctx, e, step);
 		pthread_mutex_lock(&P->cb);
-	int a = P->o->ask(P->o->ctx, e, step);
-	if (!alone)
+	} else {
 		pthread_mutex_lock(&P->cb);
+		a = P->o->ask(P->o->ctx, e, step);
+	}
 	if (a != FASTRM_RMTREE_GO && a != FASTRM_RMTREE_KEEP &&
 	    a != FASTRM_RMTREE_REMOVE_EMPTY)
 		a = FASTRM_RMTREE_FAIL;

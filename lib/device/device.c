@@ -259,6 +259,15 @@ static bool device_counters(const struct device_advisor *a,
 	return sysfs_counters(p->bdev, c);
 }
 
+/* Under the lock: a new window for judging how @p's requests overlap,
+ * from its counters @c. */
+static void window_from(struct device_profile *p, const struct device_counters *c)
+{
+	p->requests0 = c->requests;
+	p->wait0 = c->wait_ms;
+	p->busy0 = c->busy_ms;
+}
+
 /* Under the lock: start measuring @p's reads from now. */
 static void measure_from_now(struct device_advisor *a, struct device_profile *p)
 {
@@ -270,9 +279,7 @@ static void measure_from_now(struct device_advisor *a, struct device_profile *p)
 		__atomic_store_n(&p->reads, DEVICE_READS_UNKNOWN, __ATOMIC_RELAXED);
 		p->reads0 = c.reads;
 		p->ms0 = c.read_ms;
-		p->requests0 = c.requests;
-		p->wait0 = c.wait_ms;
-		p->busy0 = c.busy_ms;
+		window_from(p, &c);
 	}
 	__atomic_store_n(&p->queue, DEVICE_QUEUE_UNKNOWN, __ATOMIC_RELAXED);
 	p->start = p->sampled = now_ms();
@@ -395,9 +402,7 @@ static void judge_window(struct device_profile *p, const struct device_counters 
 	                                         c->wait_ms - p->wait0,
 	                                         c->busy_ms - p->busy0);
 	__atomic_store_n(&p->queue, q, __ATOMIC_RELAXED);
-	p->requests0 = c->requests;
-	p->wait0 = c->wait_ms;
-	p->busy0 = c->busy_ms;
+	window_from(p, c);
 }
 
 /* @p's reads seek and how its requests overlap decides the workers: ask
@@ -409,11 +414,8 @@ static void probe(struct device_advisor *a, struct device_profile *p)
 	struct device_counters c;
 	pthread_mutex_lock(&a->lock);
 	bool ok = device_counters(a, p, &c);
-	if (ok) {
-		p->requests0 = c.requests;
-		p->wait0 = c.wait_ms;
-		p->busy0 = c.busy_ms;
-	}
+	if (ok)
+		window_from(p, &c);
 	pthread_mutex_unlock(&a->lock);
 	if (!ok || device_probe_queue(p->bdev) < QUEUE_WINDOW)
 		return; /* no privilege: the queue stays unknown */
