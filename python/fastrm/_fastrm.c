@@ -12,7 +12,7 @@
  *
  * Signals: Python runs its signal handlers in the main thread only, and
  * only between bytecodes.  Called from the main thread, the removal runs
- * in a thread of its own (all signals blocked there) while the caller's
+ * on a helper thread (all signals blocked there) while the caller's
  * thread wakes every WATCH_MS to run the handlers (PyErr_CheckSignals);
  * one that raises (SIGINT's KeyboardInterrupt) sets the library's stop
  * flag, the workers stop after the entry in hand, and the exception is
@@ -150,47 +150,105 @@ static PyObject *stats_dict(const struct fastrm_rmtree_stats *s,
 /* The interpreter's main thread (set at import). */
 static unsigned long main_thread;
 
-/* One removal, run by a thread of its own. */
+/* The removal of a call from the main thread runs on one helper thread,
+ * started at the first such call and kept for the process (a thread made
+ * per call cost 0.1-0.2 ms, a third of a small tree's removal); after a
+ * fork the child starts its own.  One call at a time: the main thread is
+ * one thread. */
 struct call {
 	int dirfd;
 	char *const *paths;
 	const struct fastrm_rmtree_opts *o;
 	struct fastrm_rmtree_stats st;
 	int rc;
-	int done;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
 };
 
-static void *call_thread(void *arg)
+static pthread_mutex_t helper_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t helper_job, helper_done; /* CLOCK_MONOTONIC */
+static struct call *helper_call; /* the job; NULL once done */
+static int helper_busy;          /* a job was posted and is not done (atomic) */
+static int helper_state;         /* 0: none, 1: running, -1: cannot start */
+
+/* How long each side looks for the other before it sleeps: a small
+ * removal takes 0.3-0.5 ms, and waking a sleeping thread costs about as
+ * much as such a removal's tenth. */
+#define SPIN_US 1000
+
+/* Look at *@flag until it is @want, SPIN_US at most. */
+static void spin_until(const int *flag, int want)
 {
-	struct call *c = arg;
-	int rc = fastrm_rmtreeat(c->dirfd, c->paths, c->o, &c->st);
-	pthread_mutex_lock(&c->lock);
-	c->rc = rc;
-	c->done = 1;
-	pthread_cond_signal(&c->cond);
-	pthread_mutex_unlock(&c->lock);
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (unsigned i = 0; __atomic_load_n(flag, __ATOMIC_ACQUIRE) != want; i++) {
+		if ((i & 63) == 0) {
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			if ((t.tv_sec - t0.tv_sec) * 1000000L +
+			    (t.tv_nsec - t0.tv_nsec) / 1000 >= SPIN_US)
+				return;
+		}
+		sched_yield();
+	}
+}
+
+static void *helper(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&helper_lock);
+	for (;;) {
+		if (!helper_call) {
+			/* a test suite's teardowns come one after another: look
+			 * for the next for SPIN_US before sleeping */
+			pthread_mutex_unlock(&helper_lock);
+			spin_until(&helper_busy, 1);
+			pthread_mutex_lock(&helper_lock);
+		}
+		while (!helper_call)
+			pthread_cond_wait(&helper_job, &helper_lock);
+		struct call *c = helper_call;
+		pthread_mutex_unlock(&helper_lock);
+		c->rc = fastrm_rmtreeat(c->dirfd, c->paths, c->o, &c->st);
+		pthread_mutex_lock(&helper_lock);
+		helper_call = NULL;
+		__atomic_store_n(&helper_busy, 0, __ATOMIC_RELEASE);
+		pthread_cond_signal(&helper_done);
+	}
 	return NULL;
 }
 
-/* With the GIL released: wait up to WATCH_MS for @c to end.  Returns
- * whether it has. */
-static int call_wait(struct call *c)
+/* In a child after fork: no helper there (nor a call in flight). */
+static void helper_forget(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_nsec += WATCH_MS * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
+	pthread_mutex_init(&helper_lock, NULL);
+	helper_call = NULL;
+	helper_busy = 0;
+	helper_state = 0;
+}
+
+/* With the GIL: whether the helper runs (started on first need). */
+static int helper_ready(void)
+{
+	if (helper_state)
+		return helper_state > 0;
+	pthread_condattr_t ca;
+	pthread_t tid;
+	pthread_attr_t attr;
+	int ok = pthread_condattr_init(&ca) == 0 &&
+	         pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0 &&
+	         pthread_cond_init(&helper_job, &ca) == 0 &&
+	         pthread_cond_init(&helper_done, &ca) == 0 &&
+	         pthread_attr_init(&attr) == 0;
+	if (ok) {
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		/* the signals are the main thread's to take */
+		sigset_t all, old;
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
+		ok = pthread_create(&tid, &attr, helper, NULL) == 0;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		pthread_attr_destroy(&attr);
 	}
-	pthread_mutex_lock(&c->lock);
-	if (!c->done)
-		pthread_cond_timedwait(&c->cond, &c->lock, &ts);
-	int done = c->done;
-	pthread_mutex_unlock(&c->lock);
-	return done;
+	helper_state = ok ? 1 : -1;
+	return ok;
 }
 
 /* Run fastrm_rmtreeat(@dirfd, @paths, @o) with the GIL released, into
@@ -200,32 +258,9 @@ static int run_removal(int dirfd, char *const *paths, struct fastrm_rmtree_opts 
                        struct fastrm_rmtree_stats *st, int *raised)
 {
 	volatile sig_atomic_t stop = 0;
-	struct call c = { .dirfd = dirfd, .paths = paths, .o = o };
-	pthread_t tid;
-	int started = 0;
 	*raised = 0;
-	if (PyThread_get_thread_ident() == main_thread &&
-	    pthread_mutex_init(&c.lock, NULL) == 0) {
-		pthread_condattr_t ca;
-		int cond_ok = pthread_condattr_init(&ca) == 0 &&
-		              pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0 &&
-		              pthread_cond_init(&c.cond, &ca) == 0;
-		if (cond_ok) {
-			o->stop = &stop;
-			/* the signals are the caller's thread's to take */
-			sigset_t all, old;
-			sigfillset(&all);
-			pthread_sigmask(SIG_BLOCK, &all, &old);
-			started = pthread_create(&tid, NULL, call_thread, &c) == 0;
-			pthread_sigmask(SIG_SETMASK, &old, NULL);
-			if (!started)
-				pthread_cond_destroy(&c.cond);
-		}
-		pthread_condattr_destroy(&ca);
-		if (!started)
-			pthread_mutex_destroy(&c.lock);
-	}
-	if (!started) {
+	if (PyThread_get_thread_ident() != main_thread || !helper_ready()) {
+		/* no signal handler runs here: to the end, as any blocking call */
 		o->stop = NULL;
 		int rc;
 		Py_BEGIN_ALLOW_THREADS
@@ -233,22 +268,38 @@ static int run_removal(int dirfd, char *const *paths, struct fastrm_rmtree_opts 
 		Py_END_ALLOW_THREADS
 		return rc;
 	}
-	for (;;) {
-		int done;
+	o->stop = &stop;
+	struct call c = { .dirfd = dirfd, .paths = paths, .o = o };
+	int done = 0;
+	Py_BEGIN_ALLOW_THREADS
+	pthread_mutex_lock(&helper_lock);
+	helper_call = &c;
+	__atomic_store_n(&helper_busy, 1, __ATOMIC_RELEASE);
+	pthread_cond_signal(&helper_job);
+	pthread_mutex_unlock(&helper_lock);
+	spin_until(&helper_busy, 0);
+	Py_END_ALLOW_THREADS
+	while (!done) {
 		Py_BEGIN_ALLOW_THREADS
-		done = call_wait(&c);
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += WATCH_MS * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_mutex_lock(&helper_lock);
+		if (helper_call)
+			pthread_cond_timedwait(&helper_done, &helper_lock, &ts);
+		done = !helper_call;
+		pthread_mutex_unlock(&helper_lock);
 		Py_END_ALLOW_THREADS
-		if (done)
-			break;
-		if (!*raised && PyErr_CheckSignals() < 0) {
+		if (!done && !*raised && PyErr_CheckSignals() < 0) {
 			/* the workers stop after the entry in hand */
 			*raised = 1;
 			stop = 1;
 		}
 	}
-	pthread_join(tid, NULL);
-	pthread_cond_destroy(&c.cond);
-	pthread_mutex_destroy(&c.lock);
 	*st = c.st;
 	return c.rc;
 }
@@ -396,6 +447,7 @@ PyMODINIT_FUNC PyInit__fastrm(void)
 	Py_XDECREF(mt);
 	Py_XDECREF(threading);
 	main_thread = ident ? PyLong_AsUnsignedLong(ident) : 0;
+	pthread_atfork(NULL, NULL, helper_forget);
 	Py_XDECREF(ident);
 	if (PyErr_Occurred()) {
 		Py_DECREF(m);
