@@ -14,6 +14,12 @@
 FTS *fts_open_at(int rootfd, char *const *argv, int options,
                  int (*compar)(const FTSENT **, const FTSENT **));
 
+/* fastrm_fts_children() for a caller built with @nameonly as the value of
+ * FTS_NAMEONLY: 0x2000 (gnulib's since 2025-10, libfastrm's since 0.6), or
+ * 0x1000 (libfastrm's until 0.5; fastrm_fts_children@FASTRM_0.2 in
+ * symver.c).  No other non-zero @instr is accepted. */
+FTSENT *fts_children_as(FTS *sp, int instr, int nameonly);
+
 /* Make @sp's budget (fastrm_fts_set_memory_budget) one that it shares with
  * every stream given the same @held counter: what they hold together stays
  * within it, plus at most the minimum a directory gets (256 KiB) per

@@ -745,9 +745,11 @@ static int emit(void *c, const struct fastrm_dirent *d)
 		/* A comparator may look at fts_statp: stat now (gnulib too). */
 		p->fts_info = stat_ent(st, p, L->src.fd, false);
 	} else {
+		/* FTS_MOUNT needs every entry's device (gnulib too) */
 		bool skip = ISSET(st, FTS_NOSTAT) && d->type != DT_UNKNOWN &&
 		            d->type != DT_DIR &&
-		            (ISSET(st, FTS_PHYSICAL) || d->type != DT_LNK);
+		            (ISSET(st, FTS_PHYSICAL) || d->type != DT_LNK) &&
+		            !ISSET(st, FTS_MOUNT);
 		p->fts_info = FTS_NSOK;
 		if (!skip)
 			p->fts_priv_flags |= PF_STAT_REQUIRED;
@@ -960,14 +962,28 @@ static FTSENT *stop(struct stream *st)
 static bool open_first(struct stream *st, const FTSENT *p)
 {
 	return ISSET(st, FTS_NOSTAT) && ISSET(st, FTS_PHYSICAL) &&
-	       !ISSET(st, FTS_XDEV) && !ISSET(st, FTS_SEEDOT) &&
+	       !ISSET(st, FTS_XDEV | FTS_MOUNT) && !ISSET(st, FTS_SEEDOT) &&
 	       !ISSET(st, FTS_NOCHDIR) &&
 	       p->fts_level > FTS_ROOTLEVEL &&
 	       S_ISDIR(p->fts_statp->st_mode);
 }
 
+/* Under FTS_MOUNT, whether @p (stat'ed) is below a root and on another
+ * device than its root: gnulib then does not return it at all. */
+static bool other_device(const struct stream *st, const FTSENT *p)
+{
+	return ISSET(st, FTS_MOUNT) && p->fts_level > FTS_ROOTLEVEL &&
+	       p->fts_info != FTS_NS && p->fts_info != FTS_NSOK &&
+	       p->fts_statp->st_dev != st->pub.fts_dev;
+}
+
+/* What visit() makes of an entry that FTS_MOUNT leaves out. */
+static const char skipped_mark;
+#define SKIPPED ((FTSENT *)(void *)&skipped_mark)
+
 /* The entry @p becomes the current one: stat it if needed, enter it if it
- * is a directory. */
+ * is a directory.  Returns @p, NULL if the walk must stop, or SKIPPED for
+ * an entry on another device under FTS_MOUNT (not returned). */
 static FTSENT *visit(struct stream *st, FTSENT *p)
 {
 	int fd = -1;
@@ -1000,6 +1016,11 @@ static FTSENT *visit(struct stream *st, FTSENT *p)
 		}
 		if (fd < 0)
 			p->fts_info = stat_ent(st, p, dirfd, false);
+	}
+	if (other_device(st, p)) {
+		if (fd >= 0)
+			close(fd);
+		return SKIPPED;
 	}
 	if (p->fts_info == FTS_D) {
 		if (p->fts_level == FTS_ROOTLEVEL)
@@ -1057,6 +1078,8 @@ FASTRM_EXPORT FTSENT *fastrm_fts_read(FTS *sp)
 	if (instr == FTS_FOLLOW &&
 	    (p->fts_info == FTS_SL || p->fts_info == FTS_SLNONE)) {
 		follow_link(st, p);
+		if (other_device(st, p))
+			goto next; /* as gnulib: its target is left out */
 		if (p->fts_info == FTS_D && enter_dir(st, p, -1) < 0)
 			return stop(st);
 		return ret(st, p);
@@ -1123,6 +1146,7 @@ FASTRM_EXPORT FTSENT *fastrm_fts_read(FTS *sp)
 	}
 
 	/* Move to the next entry at this level. */
+next:
 	parent = p->fts_info == FTS_INIT ? st->rootparent : p->fts_parent;
 	for (;;) {
 		FTSENT *next;
@@ -1164,7 +1188,10 @@ name: {
 	char *t = sp->fts_path + path_base(parent);
 	*t++ = '/';
 	memcpy(t, p->fts_name, p->fts_namelen + 1);
-	return visit(st, p);
+	FTSENT *v = visit(st, p);
+	if (v == SKIPPED)
+		goto next;
+	return v;
 }
 
 up:
@@ -1199,14 +1226,18 @@ FASTRM_EXPORT int fastrm_fts_set(FTS *sp, FTSENT *p, int instr)
 	return 0;
 }
 
-FASTRM_EXPORT FTSENT *fastrm_fts_children(FTS *sp, int instr)
+/* fts_children() for a caller compiled with @nameonly as FTS_NAMEONLY's
+ * value (fts-int.h). */
+FTSENT *fts_children_as(FTS *sp, int instr, int nameonly)
 {
 	struct stream *st = ST(sp);
 
-	if (instr != 0 && instr != FTS_NAMEONLY) {
+	if (instr != 0 && instr != nameonly) {
 		errno = EINVAL;
 		return NULL;
 	}
+	if (instr)
+		instr = FTS_NAMEONLY;
 	FTSENT *p = sp->fts_cur;
 	errno = 0;
 	if (!p || ISSET(st, FTS_STOP))
@@ -1261,6 +1292,17 @@ FASTRM_EXPORT FTS *fastrm_fts_open(char *const *argv, int options,
                                                  const FTSENT **))
 {
 	return fts_open_at(AT_FDCWD, argv, options, compar);
+}
+
+FASTRM_EXPORT FTS *fastrm_fts_openat(int dirfd, char *const *argv, int options,
+                                     int (*compar)(const FTSENT **,
+                                                   const FTSENT **))
+{
+	if (dirfd < 0 && dirfd != AT_FDCWD) {
+		errno = EBADF;
+		return NULL;
+	}
+	return fts_open_at(dirfd, argv, options, compar);
 }
 
 FTS *fts_open_at(int rootfd, char *const *argv, int options,

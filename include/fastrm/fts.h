@@ -4,7 +4,9 @@
  *
  * The types, option flags, info codes and fts_set() instructions follow
  * gnulib's <fts.h> (which extends the 4.4BSD interface with FTS_CWDFD,
- * FTS_DEFER_STAT, FTS_TIGHT_CYCLE_CHECK and FTS_VERBATIM).  The functions
+ * FTS_DEFER_STAT, FTS_TIGHT_CYCLE_CHECK, FTS_VERBATIM and, since 2025-10,
+ * FTS_MOUNT), value for value: tests/unit/test-fts-values.c compares them
+ * with gnulib's header of the commit it names.  The functions
  * carry a "fastrm_" prefix so that they never clash with the C library's
  * own fts_* symbols; <fastrm/compat/fts.h> maps the plain names.
  *
@@ -80,8 +82,13 @@ typedef struct fastrm_fts {
 #define FTS_CWDFD      0x0200 /* accpath relative to fts_cwd_fd */
 #define FTS_DEFER_STAT 0x0400 /* with a comparator: stat only on visit */
 #define FTS_VERBATIM   0x0800 /* keep trailing slashes of the roots */
-#define FTS_OPTIONMASK 0x0fff /* every valid option */
-#define FTS_NAMEONLY   0x1000 /* fts_children(): names only */
+#define FTS_MOUNT      0x1000 /* skip other devices: an entry below a
+                                 root whose st_dev is not the root's is
+                                 not returned at all (find -mount) */
+#define FTS_OPTIONMASK 0x1fff /* every valid option */
+#define FTS_NAMEONLY   0x2000 /* fts_children(): names only (0x1000
+                                 before 0.6: binaries built then keep
+                                 working, see fastrm_fts(3)) */
 /* libfastrm's own option of fts_open(): learn what the device does and
  * act on it, as fastrm_rmtree() does: its counters in sysfs read, ext4's
  * block device opened to read directory blocks ahead (where permitted),
@@ -89,7 +96,7 @@ typedef struct fastrm_fts {
  * fts_read).  Without it a stream asks only the file system's type, one
  * fstatfs per device, as gnulib's fts does. */
 #define FASTRM_FTS_DEVICE 0x10000
-#define FTS_STOP       0x2000 /* (private) unrecoverable error */
+#define FTS_STOP       0x4000 /* (private) unrecoverable error */
 
 /** One file of the hierarchy.  Owned by the stream: valid until the
  *  fts_read() call after the one that returned it, except that a
@@ -158,6 +165,16 @@ typedef struct fastrm_ftsent {
  *  Returns the stream, or NULL with errno set (EINVAL, ENOMEM). */
 FTS *fastrm_fts_open(char *const *argv, int options,
                      int (*compar)(const FTSENT **, const FTSENT **));
+
+/** fastrm_fts_open() with the roots named relative to the directory
+ *  @dirfd instead of the working directory (AT_FDCWD: fastrm_fts_open()
+ *  itself), as FreeBSD's fts_openat().  @dirfd is not owned by the
+ *  stream and must stay open until fastrm_fts_close().  With any other
+ *  @dirfd the walk cannot change the working directory: @options needs
+ *  FTS_CWDFD (a root's fts_cwd_fd is @dirfd) or FTS_NOCHDIR (fts_path and
+ *  fts_accpath are relative to @dirfd), else EINVAL. */
+FTS *fastrm_fts_openat(int dirfd, char *const *argv, int options,
+                       int (*compar)(const FTSENT **, const FTSENT **));
 
 /** Return the next entry.  At the end returns NULL with errno 0; on a
  *  fatal error returns NULL with errno set (and keeps returning NULL). */

@@ -48,6 +48,10 @@ FN(fastrm_rmtree, int (*)(char *const *, const struct fastrm_rmtree_opts *,
 /* node FASTRM_0.5 */
 FN(fastrm_rmtreeat, int (*)(int, char *const *, const struct fastrm_rmtree_opts *,
                             struct fastrm_rmtree_stats *));
+/* node FASTRM_0.6 (fastrm_fts_children@FASTRM_0.6 keeps 0.2's type; what
+ * changed is the value of FTS_NAMEONLY it takes) */
+FN(fastrm_fts_openat, FTS *(*)(int, char *const *, int,
+                               int (*)(const FTSENT **, const FTSENT **)));
 _Static_assert(__builtin_types_compatible_p(fastrm_emit_fn,
                                             int (*)(void *, const struct fastrm_dirent *)),
                "fastrm_emit_fn changed its type");

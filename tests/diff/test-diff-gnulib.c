@@ -15,7 +15,10 @@
  * trees of 200 have it.  Deeper trees are unit.deep's and e2e.huge's.)
  * When run as root, each comparison runs in a child that drops to uid 65534 so
  * that mode-0 directories really are unreadable, and in a private mount
- * namespace with a tmpfs mounted inside the tree (for FTS_XDEV).
+ * namespace with a tmpfs mounted inside the tree (for FTS_XDEV and
+ * FTS_MOUNT).  Built once against the gnulib package's fts (Debian 12:
+ * gnulib of 2023-02) and, given a gnulib tree (-Dgnulib_src), once more
+ * against that tree's fts, with FTS_MOUNT's flag sets (GNULIB_FTS_MOUNT).
  *
  * Environment: FASTRM_DIFF_TREES (default 200), FASTRM_DIFF_SEED,
  * FASTRM_DIFF_FIRST (the first tree's number, to rerun one).
@@ -125,6 +128,16 @@ static const struct flagset sets[] = {
 	{ FTS_LOGICAL | FTS_NOSTAT, "LOGICAL|NOSTAT" },
 	{ FTS_PHYSICAL | FTS_NOSTAT, "PHYSICAL|NOSTAT" },
 	{ FTS_LOGICAL | FTS_CWDFD, "LOGICAL|CWDFD" },
+#ifdef GNULIB_FTS_MOUNT
+	/* gnulib since 2025-10 (find -mount): built against a gnulib tree
+	 * (-Dgnulib_src), whose header has FTS_MOUNT */
+	{ FTS_PHYSICAL | FTS_MOUNT, "PHYSICAL|MOUNT" },
+	{ FTS_PHYSICAL | FTS_MOUNT | FTS_NOSTAT | FTS_CWDFD, "PHYSICAL|MOUNT|NOSTAT|CWDFD (find -mount)" },
+	{ FTS_PHYSICAL | FTS_MOUNT | FTS_NOCHDIR, "PHYSICAL|MOUNT|NOCHDIR" },
+	{ FTS_LOGICAL | FTS_MOUNT, "LOGICAL|MOUNT" },
+	{ FTS_PHYSICAL | FTS_MOUNT | FTS_SEEDOT | FTS_DEFER_STAT, "PHYSICAL|MOUNT|SEEDOT|DEFER_STAT" },
+	{ FTS_PHYSICAL | FTS_MOUNT | FTS_COMFOLLOW, "PHYSICAL|MOUNT|COMFOLLOW" },
+#endif
 };
 #define NSETS (sizeof sets / sizeof sets[0])
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The walker against gnulib's fts (test-only reference, built from the
- * Debian gnulib package by build-gnulib-fts.sh; config.h is forced in). */
+ * gnulib package or a gnulib tree by build-gnulib-fts.sh; config.h is
+ * forced in). */
 #include "fts_.h"
 #include <stdio.h>
 #define WALK_FN walk_gnulib

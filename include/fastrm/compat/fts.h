@@ -18,6 +18,7 @@
 #endif
 
 #define fts_open     fastrm_fts_open
+#define fts_openat   fastrm_fts_openat /* FreeBSD's, since libfastrm 0.6 */
 #define fts_read     fastrm_fts_read
 #define fts_children fastrm_fts_children
 #define fts_set      fastrm_fts_set
