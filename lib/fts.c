@@ -5,9 +5,14 @@
  * recursion.
  *
  * How it walks
- * - Every directory on the current path has a `struct level`, indexed by
- *   its fts_level.  A level holds the directory's fd, the batch of its
- *   entries being visited and its ordering policy's state.
+ * - A directory on the current path has a `struct level`: its fd, the
+ *   batch of its entries being visited and its ordering policy's state.
+ *   A level that is done and far enough above the deepest (every entry
+ *   read, its policy released, its fd closed, its batch one entry per
+ *   chunk and starting at the entry the walk descended into) keeps no
+ *   record at all: what it needs when the walk climbs back is derived
+ *   from that entry (level_derive), so a deep path costs its entries
+ *   and nothing more a level, as gnulib's.
  * - Only the FD_WINDOW deepest levels keep their fd open.  Climbing back
  *   to a closed one reopens it through ".." relative to its child (or, if
  *   that does not lead back, through its full path) and checks its
@@ -82,6 +87,7 @@ struct batch {
 };
 
 struct level {
+	size_t depth;         /* the directory's fts_level */
 	FTSENT *dir;
 	struct fastrm_order_source src; /* src.fd: the directory's fd or -1 */
 	const struct fastrm_order *order; /* chosen at the first read */
@@ -106,13 +112,19 @@ struct stream {
 	FTSENT *init;           /* "before the first root" sentinel */
 	struct batch roots;
 	struct batch sentinels;
-	struct level *lv;
-	size_t lvcap;
-	size_t nlv;             /* levels in use: lv[0 .. nlv-1] */
+	struct level **lv;      /* the levels that have a record, by depth */
+	size_t nrec, reccap;
+	size_t nlv;             /* levels on the path: depths 0 .. nlv-1 */
 	size_t lo;              /* every level below lo has its fd closed */
 	unsigned nopen;         /* level fds open */
 	struct dirread rd;
-	struct devino_set active;
+	struct devino_set active; /* FTS_TIGHT_CYCLE_CHECK, FTS_LOGICAL */
+	/* any other walk: gnulib's lazy check, in constant memory: the
+	 * directory entered at each power of two of the entries counted (or,
+	 * once it is left, its parent) is compared with every one entered */
+	uintmax_t cyc_count;
+	dev_t cyc_dev;
+	ino_t cyc_ino;
 	const struct fastrm_order *order; /* for directories opened next */
 	size_t budget;          /* bytes the policies may hold, together */
 	size_t held;            /* bytes they hold now */
@@ -311,10 +323,124 @@ static int path_reserve(struct stream *st, size_t need)
 	if (old && new != old) {
 		adjust_list(st->sentinels.head, old, new);
 		adjust_list(st->roots.head, old, new);
-		for (size_t i = 0; i < st->nlv; i++)
-			adjust_list(st->lv[i].batch.head, old, new);
+		for (size_t i = 0; i < st->nrec; i++)
+			adjust_list(st->lv[i]->batch.head, old, new);
+		/* a level without a record: its entries are those from the
+		 * one on the path below it on */
+		if (st->nrec)
+			for (FTSENT *x = st->lv[st->nrec - 1]->dir;
+			     x->fts_level > FTS_ROOTLEVEL; x = x->fts_parent)
+				adjust_list(x, old, new);
 	}
 	return 0;
+}
+
+/* ---------------------------------------------------------------- levels */
+
+/* The record of level @d, or NULL if it has none (or is not on the path).
+ * The records are searched from the deepest: the walk asks for the
+ * deepest levels. */
+static struct level *level_at(const struct stream *st, size_t d)
+{
+	for (size_t i = st->nrec; i-- > 0;) {
+		if (st->lv[i]->depth == d)
+			return st->lv[i];
+		if (st->lv[i]->depth < d)
+			break;
+	}
+	return NULL;
+}
+
+/* The chunk that holds @p, an entry of a small batch (one a chunk). */
+static struct chunk *chunk_of(const FTSENT *p)
+{
+	return (struct chunk *)(void *)((char *)p - offsetof(struct chunk, data));
+}
+
+/* Whether level @L may lose its record: nothing left to read or release,
+ * and its batch made one entry a chunk, in list order, from @child (the
+ * directory the walk is in below it) on, so that level_derive() can
+ * rebuild it from @child. */
+static bool level_compactable(const struct stream *st, const struct level *L,
+                              const FTSENT *child)
+{
+	return L->done && L->src.fd < 0 && !L->pstate && !L->src.held &&
+	       !L->nameonly && L->dir->fts_symfd < 0 && !st->pub.fts_compar &&
+	       L->batch.made <= SMALL_BATCH && L->batch.head == child &&
+	       L->batch.chunks == chunk_of(child);
+}
+
+/* Level @d's record, rebuilt from @child, the entry of its batch that the
+ * walk descended into (level_compactable() held when it was dropped). */
+static void level_derive(struct stream *st, size_t d, FTSENT *child,
+                         struct level *L)
+{
+	memset(L, 0, sizeof *L);
+	L->depth = d;
+	L->dir = child->fts_parent;
+	L->src.rd = &st->rd;
+	L->src.fd = -1;
+	L->src.eof = true;
+	L->src.st = L->dir->fts_statp;
+	L->reading = true;
+	L->done = true;
+	L->order = NULL;
+	struct batch *b = &L->batch;
+	b->head = child;
+	b->chunks = chunk_of(child);
+	for (struct chunk *c = b->chunks; c; c = c->next) {
+		b->last = c;
+		b->n++;
+	}
+	b->made = b->n;
+	for (FTSENT *p = child; p; p = p->fts_link)
+		b->tail = p;
+}
+
+/* The entry on the path at depth @d + 1 (the directory level @d's walk
+ * is in): a record's directory, or found from the shallowest record
+ * deeper than that through its parents.  The deepest level has one. */
+static FTSENT *path_child(const struct stream *st, size_t d)
+{
+	FTSENT *x = NULL;
+	for (size_t i = st->nrec; i-- > 0 && st->lv[i]->depth >= d + 1;)
+		x = st->lv[i]->dir;
+	while ((size_t)x->fts_level > d + 1)
+		x = x->fts_parent;
+	return x;
+}
+
+/* Give level @d, which has no record, one again (the walk climbs back to
+ * it).  Returns it, or NULL (ENOMEM). */
+static struct level *level_restore(struct stream *st, size_t d)
+{
+	if (st->nrec == st->reccap) {
+		size_t cap = st->reccap ? 2 * st->reccap : 16;
+		struct level **v = realloc(st->lv, cap * sizeof *v);
+		if (!v)
+			return NULL;
+		st->lv = v;
+		st->reccap = cap;
+	}
+	struct level *L = malloc(sizeof *L);
+	if (!L)
+		return NULL;
+	level_derive(st, d, path_child(st, d), L);
+	size_t i = st->nrec;
+	while (i > 0 && st->lv[i - 1]->depth > d)
+		i--;
+	memmove(&st->lv[i + 1], &st->lv[i], (st->nrec - i) * sizeof *st->lv);
+	st->lv[i] = L;
+	st->nrec++;
+	return L;
+}
+
+/* Drop the record at index @i (level_compactable() holds). */
+static void level_compact(struct stream *st, size_t i)
+{
+	free(st->lv[i]);
+	memmove(&st->lv[i], &st->lv[i + 1], (st->nrec - i - 1) * sizeof *st->lv);
+	st->nrec--;
 }
 
 /* fts_pathlen of @p without a trailing slash, as the base of its entries'
@@ -328,10 +454,13 @@ static size_t path_base(const FTSENT *p)
 
 /* ------------------------------------------------------------------ stat */
 
+/* The fd of @p's parent (a level with a record: the deepest, or the one
+ * above it), or the roots' directory. */
 static int parent_fd(struct stream *st, const FTSENT *p)
 {
-	return p->fts_level <= FTS_ROOTLEVEL ? st->rootfd
-	                                     : st->lv[p->fts_level - 1].src.fd;
+	return p->fts_level <= FTS_ROOTLEVEL
+	               ? st->rootfd
+	               : level_at(st, (size_t)p->fts_level - 1)->src.fd;
 }
 
 static const char *rel_name(const FTSENT *p)
@@ -439,17 +568,27 @@ static void level_close_fd(struct stream *st, struct level *L)
 	st->nopen--;
 }
 
-/* Close the shallowest fds until at most FD_WINDOW are open. */
+/* Close the shallowest fds until at most FD_WINDOW are open; a level so
+ * closed that is done (and not one of the two deepest, which the walk
+ * holds) loses its record. */
 static void evict(struct stream *st)
 {
+	size_t i = 0;
 	while (st->nopen > FD_WINDOW && st->lo < st->nlv) {
-		struct level *L = &st->lv[st->lo];
+		while (i < st->nrec && st->lv[i]->depth < st->lo)
+			i++;
+		if (i == st->nrec)
+			break;
+		struct level *L = st->lv[i];
 		if (L->src.fd >= 0) {
 			if (L->reading && !L->src.eof)
 				L->pos = lseek(L->src.fd, 0, SEEK_CUR);
 			level_close_fd(st, L);
 		}
-		st->lo++;
+		st->lo = L->depth + 1;
+		if (L->depth + 2 < st->nlv &&
+		    level_compactable(st, L, path_child(st, L->depth)))
+			level_compact(st, i);
 	}
 }
 
@@ -494,16 +633,17 @@ static int open_checked(int dirfd, const char *path, int flags,
  * from level @d + 1, and check that it is the directory recorded. */
 static int reopen_level(struct stream *st, size_t d)
 {
-	struct level *L = &st->lv[d];
+	struct level *L = level_at(st, d);
 	const struct stat *want = L->dir->fts_statp;
-	const FTSENT *child = d + 1 < st->nlv ? st->lv[d + 1].dir : NULL;
+	const struct level *C = d + 1 < st->nlv ? level_at(st, d + 1) : NULL;
+	const FTSENT *child = C ? C->dir : NULL;
 	int fd = -1;
 
 	if (child && child->fts_symfd >= 0) {
 		/* entered through a symlink: the parent's fd was kept */
 		fd = open_checked(child->fts_symfd, ".", 0, want);
-	} else if (child && st->lv[d + 1].src.fd >= 0) {
-		fd = open_checked(st->lv[d + 1].src.fd, "..", 0, want);
+	} else if (child && C->src.fd >= 0) {
+		fd = open_checked(C->src.fd, "..", 0, want);
 		/* ".." not leading back means the child was moved away: stop
 		 * there with ENOENT, as gnulib when it climbs through "..".
 		 * Only where gnulib names files by their whole path
@@ -538,24 +678,28 @@ static int reopen_level(struct stream *st, size_t d)
 	return 0;
 }
 
-/* ---------------------------------------------------------------- levels */
+/* ------------------------------------------------------ entering levels */
 
 static int push_level(struct stream *st, FTSENT *p, int fd)
 {
 	size_t d = (size_t)p->fts_level;
-	if (d >= st->lvcap) {
-		size_t cap = st->lvcap ? st->lvcap * 2 : 64;
-		struct level *n = realloc(st->lv, cap * sizeof *n);
-		if (!n)
+	if (st->nrec == st->reccap) {
+		size_t cap = st->reccap ? 2 * st->reccap : 16;
+		struct level **v = realloc(st->lv, cap * sizeof *v);
+		if (!v)
 			return -1;
-		st->lv = n;
-		st->lvcap = cap;
+		st->lv = v;
+		st->reccap = cap;
 	}
-	struct level *L = &st->lv[d];
+	struct level *L = malloc(sizeof *L);
+	if (!L)
+		return -1;
 	memset(L, 0, sizeof *L);
+	L->depth = d;
 	L->dir = p;
 	L->src.rd = &st->rd;
 	L->src.fd = -1;
+	st->lv[st->nrec++] = L;
 	st->nlv = d + 1;
 	if (fd >= 0)
 		level_set_fd(st, L, fd);
@@ -582,11 +726,29 @@ static void level_release(struct stream *st, struct level *L)
 	}
 	policy_release(st, L);
 	batch_free(&L->batch);
+	const struct stat *sb = L->dir->fts_statp;
 	if (L->dir->fts_priv_flags & PF_ACTIVE) {
-		devino_remove(&st->active, L->dir->fts_statp->st_dev,
-		              L->dir->fts_statp->st_ino, L->dir);
+		devino_remove(&st->active, sb->st_dev, sb->st_ino, L->dir);
 		L->dir->fts_priv_flags &= ~PF_ACTIVE;
+	} else if (st->cyc_count && sb->st_dev == st->cyc_dev &&
+	           sb->st_ino == st->cyc_ino) {
+		/* the lazy check's directory is left: its parent instead, or
+		 * for a root, a fresh start (gnulib: at each root) */
+		if (L->dir->fts_level > FTS_ROOTLEVEL) {
+			st->cyc_dev = L->dir->fts_parent->fts_statp->st_dev;
+			st->cyc_ino = L->dir->fts_parent->fts_statp->st_ino;
+		} else {
+			st->cyc_count = 0;
+		}
 	}
+}
+
+/* Release the deepest record (level nlv - 1). */
+static void level_pop_record(struct stream *st)
+{
+	struct level *L = st->lv[--st->nrec];
+	level_release(st, L);
+	free(L);
 }
 
 /* ---------------------------------------------------- working directory */
@@ -606,7 +768,7 @@ static int cwd_set(struct stream *st, long want)
 		if (fchdir(st->rfd) < 0)
 			return -1;
 	} else {
-		struct level *L = &st->lv[want];
+		struct level *L = level_at(st, (size_t)want);
 		if (L->src.fd < 0 && reopen_level(st, (size_t)want) < 0)
 			return -1;
 		if (fchdir(L->src.fd) < 0)
@@ -624,7 +786,7 @@ static int cwd_up(struct stream *st, size_t d)
 {
 	if (d == 0)
 		return cwd_set(st, -1);
-	struct level *C = &st->lv[d], *P = &st->lv[d - 1];
+	struct level *C = level_at(st, d), *P = level_at(st, d - 1);
 	if (P->src.fd >= 0 && C->dir->fts_symfd < 0) {
 		struct stat sb;
 		if (fstatat(C->src.fd, "..", &sb, 0) < 0)
@@ -654,11 +816,18 @@ static void cwd_restore(struct stream *st)
 static int pop_level(struct stream *st, size_t d)
 {
 	int rc = 0;
-	if (chdir_mode(st) && st->cwd == (long)d)
+	struct level *P = d > 0 ? level_at(st, d - 1) : NULL;
+	if (d > 0 && !P && !(P = level_restore(st, d - 1))) {
+		/* the level stays (fts_close releases it): the walk stops */
+		errno = ENOMEM;
+		return -1;
+	}
+	if (chdir_mode(st) && st->cwd == (long)d) {
 		rc = cwd_up(st, d);
-	else if (d > 0 && st->lv[d - 1].src.fd < 0)
+	} else if (d > 0 && P->src.fd < 0) {
 		rc = reopen_level(st, d - 1);
-	level_release(st, &st->lv[d]);
+	}
+	level_pop_record(st);
 	st->nlv = d;
 	if (st->lo > d)
 		st->lo = d;
@@ -668,18 +837,52 @@ static int pop_level(struct stream *st, size_t d)
 static struct level *level_of(struct stream *st, const FTSENT *p)
 {
 	size_t d = (size_t)p->fts_level;
-	return d < st->nlv && st->lv[d].dir == p ? &st->lv[d] : NULL;
+	struct level *L = d < st->nlv ? level_at(st, d) : NULL;
+	return L && L->dir == p ? L : NULL;
+}
+
+/* The lazy cycle check (any walk but a logical one or one with
+ * FTS_TIGHT_CYCLE_CHECK, as gnulib's): whether @p is the directory it
+ * holds; else @p is counted and held at each power of two.  A cycle is
+ * found within about twice its length below where it starts. */
+static bool cycle_lazy(struct stream *st, const FTSENT *p)
+{
+	const struct stat *sb = p->fts_statp;
+	if (st->cyc_count && sb->st_dev == st->cyc_dev && sb->st_ino == st->cyc_ino)
+		return true;
+	uintmax_t n = ++st->cyc_count;
+	if ((n & (n - 1)) == 0) {
+		st->cyc_dev = sb->st_dev;
+		st->cyc_ino = sb->st_ino;
+	}
+	return false;
+}
+
+/* The directory on @p's path above it that @p is (fts_cycle): found only
+ * once a cycle is, by going up the path; @p itself if none is. */
+static FTSENT *cycle_start(FTSENT *p)
+{
+	for (FTSENT *a = p->fts_parent; a && a->fts_level >= FTS_ROOTLEVEL;
+	     a = a->fts_parent)
+		if (same_file(a->fts_statp, p->fts_statp))
+			return a;
+	return p;
 }
 
 /* Record directory @p (just found to be FTS_D) as entered: cycle check,
  * then a level.  @fd is its fd if already open, else -1. */
 static int enter_dir(struct stream *st, FTSENT *p, int fd)
 {
-	int failed;
-	FTSENT *seen = devino_insert(&st->active, p->fts_statp->st_dev,
-	                             p->fts_statp->st_ino, p, &failed);
+	int failed = 0;
+	bool tight = ISSET(st, FTS_TIGHT_CYCLE_CHECK | FTS_LOGICAL);
+	FTSENT *seen;
+	if (tight)
+		seen = devino_insert(&st->active, p->fts_statp->st_dev,
+		                     p->fts_statp->st_ino, p, &failed);
+	else
+		seen = cycle_lazy(st, p) ? cycle_start(p) : NULL;
 	if (failed || (!seen && push_level(st, p, fd) < 0)) {
-		if (!seen)
+		if (!seen && tight)
 			devino_remove(&st->active, p->fts_statp->st_dev,
 			              p->fts_statp->st_ino, p);
 		if (fd >= 0)
@@ -694,7 +897,8 @@ static int enter_dir(struct stream *st, FTSENT *p, int fd)
 			close(fd);
 		return 0;
 	}
-	p->fts_priv_flags |= PF_ACTIVE;
+	if (tight)
+		p->fts_priv_flags |= PF_ACTIVE;
 	/* Entered through a symlink (FTS_FOLLOW): ".." does not lead back,
 	 * so keep the parent's fd to return to, as gnulib's fts_symfd (one
 	 * fd per such level; without one, the whole path is tried). */
@@ -880,8 +1084,12 @@ static enum build_result build(struct stream *st, struct level *L, size_t cap)
 		if (st->shared_held)
 			__atomic_add_fetch(st->shared_held, L->src.held - L->src.budget,
 			                   __ATOMIC_RELAXED);
-		/* a read may bring only "." and ".." */
-	} while (n > 0 && L->batch.n == 0 && !ctx.fatal);
+		/* a read may bring only "." and ".."; once the directory is
+		 * read to its end, the policy is asked again (no system call
+		 * is made) until the batch is full or it has nothing more:
+		 * a level done is one that holds nothing but its entries */
+	} while (n > 0 && !ctx.fatal &&
+	         (L->batch.n == 0 || (L->src.eof && L->batch.n < cap)));
 	/* What a policy left loaded is put back for this directory's next
 	 * read, never handed to another directory. */
 	int urc = dirread_unload(&st->rd, L->src.fd);
@@ -902,6 +1110,8 @@ static enum build_result build(struct stream *st, struct level *L, size_t cap)
 		 * policy reads to the end and still holds entries. */
 		L->done = true;
 	}
+	if (L->done)
+		policy_release(st, L);
 	if (compar)
 		batch_arrange(st, &L->batch);
 	else if (st->dirs_last && !L->src.sorted)
@@ -933,7 +1143,7 @@ static int enter_cwd(struct stream *st, struct level *L)
 			return -1;
 		level_set_fd(st, L, fd);
 	}
-	return cwd_set(st, (long)(L - st->lv));
+	return cwd_set(st, (long)L->depth);
 }
 
 /* ----------------------------------------------------------------- visit */
@@ -944,7 +1154,7 @@ static FTSENT *ret(struct stream *st, FTSENT *p)
 	sp->fts_cur = p;
 	sp->fts_cwd_fd = ISSET(st, FTS_CWDFD) ? st->rootfd : AT_FDCWD;
 	if (ISSET(st, FTS_CWDFD) && p->fts_level > FTS_ROOTLEVEL)
-		sp->fts_cwd_fd = st->lv[p->fts_level - 1].src.fd;
+		sp->fts_cwd_fd = level_at(st, (size_t)p->fts_level - 1)->src.fd;
 	return p;
 }
 
@@ -1155,7 +1365,7 @@ next:
 		} else if (p->fts_level == FTS_ROOTLEVEL) {
 			next = p->fts_link;
 		} else {
-			struct level *P = &st->lv[p->fts_level - 1];
+			struct level *P = level_at(st, (size_t)p->fts_level - 1);
 			next = p->fts_link;
 			if (!next && !P->done) {
 				enum build_result r = build(st, P, BATCH_ENTRIES);
@@ -1421,8 +1631,22 @@ FASTRM_EXPORT int fastrm_fts_close(FTS *sp)
 		close(st->rfd);
 		errno = e;
 	}
-	while (st->nlv > 0)
-		level_release(st, &st->lv[--st->nlv]);
+	/* deepest first: a level without a record is rebuilt from the
+	 * entry below it, which its batch holds */
+	FTSENT *child = NULL;
+	while (st->nlv > 0) {
+		size_t d = --st->nlv;
+		struct level *L = st->nrec ? st->lv[st->nrec - 1] : NULL;
+		if (L && L->depth == d) {
+			child = L->dir;
+			level_pop_record(st);
+		} else {
+			struct level tmp;
+			level_derive(st, d, child, &tmp);
+			child = tmp.dir;
+			level_release(st, &tmp);
+		}
+	}
 	free(st->lv);
 	batch_free(&st->roots);
 	batch_free(&st->sentinels);

@@ -18,7 +18,10 @@
 #   BUILD: a meson build directory of this tree (its lib/libfastrm.so).
 # Environment: COREUTILS_TARBALL, FINDUTILS_TARBALL (release tarballs
 # already fetched; else they are fetched from Debian's archive, and either
-# way checked against their SHA-256), RELINK_PACKAGES (default
+# way checked against their SHA-256), COREUTILS_SRC, FINDUTILS_SRC (a
+# source tree instead of the release: a checkout of the package's
+# repository after its ./bootstrap, for the package as it is now; copied,
+# never built in place), RELINK_PACKAGES (default
 # "coreutils findutils"), FASTRM_KEEP=1 keeps the work directory,
 # RELINK_WORK=DIR uses the builds a kept work directory holds (the tests
 # run again).
@@ -57,9 +60,19 @@ trap cleanup EXIT
 chmod 755 "$work"
 jobs=$(nproc)
 
-# fetch PACKAGE: the path of its release tarball, checked
+# fetch PACKAGE: the path of its release tarball, checked, or of the
+# source tree given instead
 fetch() {
-	local pkg=$1 url sha var tarball
+	local pkg=$1 url sha var tarball tree
+	case $pkg in
+	coreutils) tree=${COREUTILS_SRC:-} ;;
+	findutils) tree=${FINDUTILS_SRC:-} ;;
+	esac
+	if [ -n "$tree" ]; then
+		[ -x "$tree/configure" ] || { echo "FAIL: no configure in $tree (run its ./bootstrap)" >&2; exit 1; }
+		realpath "$tree"
+		return 0
+	fi
 	case $pkg in
 	coreutils)
 		url=http://deb.debian.org/debian/pool/main/c/coreutils/coreutils_9.1.orig.tar.xz
@@ -83,6 +96,7 @@ fetch() {
 # its fts header includes <fastrm/compat/fts.h>, gnulib's fts.c is left
 # out, and it links -lfastrm.
 use_fastrm() { # GNULIB-LIB-DIR
+	rm -f "$1/fts_.h" "$1/fts.c"
 	cat >"$1/fts_.h" <<-'EOF'
 	/* fastrm relink: gnulib's fts replaced by libfastrm's */
 	#ifndef FASTRM_RELINK_FTS_H
@@ -91,6 +105,8 @@ use_fastrm() { # GNULIB-LIB-DIR
 	#include <fastrm/compat/fts.h>
 	#endif
 	EOF
+	# newer gnulib makes fts_.h from fts.in.h: that is replaced too
+	[ ! -e "$1/fts.in.h" ] || { rm -f "$1/fts.in.h" && cp "$1/fts_.h" "$1/fts.in.h" && touch "$1/fts_.h"; }
 	printf '/* fastrm relink: fts is libfastrm'"'"'s */\ntypedef int fastrm_relink_unused;\n' >"$1/fts.c"
 }
 
@@ -104,7 +120,13 @@ build_pkg() {
 		return 0
 	fi
 	mkdir -p "$work/$variant"
-	tar -C "$work/$variant" -xf "$tarball"
+	if [ -d "$tarball" ]; then
+		# -L: a tree made by ./bootstrap --gnulib-srcdir holds
+		# links into the gnulib tree, never to be written through
+		cp -aL "$tarball" "$work/$variant/$pkg-tree"
+	else
+		tar -C "$work/$variant" -xf "$tarball"
+	fi
 	src=$(echo "$work/$variant/$pkg"-*)
 	local env=(FORCE_UNSAFE_CONFIGURE=1)
 	if [ "$variant" = fastrm ]; then
