@@ -17,6 +17,14 @@
 #define _FTS_H 1
 #endif
 
+/* gnulib's config.h may have renamed them (fts_open -> rpl_fts_open):
+ * these names win. */
+#undef fts_open
+#undef fts_openat
+#undef fts_read
+#undef fts_children
+#undef fts_set
+#undef fts_close
 #define fts_open     fastrm_fts_open
 #define fts_openat   fastrm_fts_openat /* FreeBSD's, since libfastrm 0.6 */
 #define fts_read     fastrm_fts_read
