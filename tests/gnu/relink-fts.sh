@@ -125,6 +125,9 @@ build_pkg() {
 		# -L: a tree made by ./bootstrap --gnulib-srcdir holds
 		# links into the gnulib tree, never to be written through
 		cp -aL "$tarball" "$work/$variant/$pkg-tree"
+		# a source tree, not a checkout: maint.mk's checks of a git
+		# checkout (its submodule's commit) are not the tests
+		rm -rf "$work/$variant/$pkg-tree/.git"
 	else
 		tar -C "$work/$variant" -xf "$tarball"
 	fi
