@@ -69,6 +69,7 @@
 /* fts_priv_flags */
 #define PF_STAT_REQUIRED 0x1 /* FTS_NSOK entry that must be stat'ed */
 #define PF_ACTIVE        0x2 /* directory recorded in the active set */
+#define PF_OWN           0x4 /* an allocation of its own (not in a chunk) */
 
 
 /* A chunk of an arena. */
@@ -143,28 +144,37 @@ struct stream {
 
 /* ---------------------------------------------------------------- arenas */
 
-/* A batch's first SMALL_BATCH entries get a chunk each: the walk frees
- * each as it passes it (batch_reclaim), as gnulib frees its entries, so a
- * deep path of small directories holds only the entries still to come at
- * each level; later chunks grow from 4 KiB to 64 KiB (one allocation for
- * many entries in a large directory). */
+/* A batch's first SMALL_BATCH entries are allocations of their own
+ * (PF_OWN), as gnulib's entries are: the walk frees each as it passes it
+ * (batch_reclaim), so a deep path of small directories holds only the
+ * entries still to come at each level, at what malloc takes for one
+ * entry; later entries go in chunks that grow from 4 KiB to 64 KiB (one
+ * allocation for many entries in a large directory).  The list of a batch
+ * holds every entry it made and has not freed. */
 #define SMALL_BATCH 64
 #define CHUNK_FIRST 4096
 #define CHUNK_MAX 65536
 
-static void *batch_alloc(struct batch *b, size_t size)
+/* @size bytes for an entry of batch @b; *@own tells whether they are an
+ * allocation of their own. */
+static void *batch_alloc(struct batch *b, size_t size, bool *own)
 {
+	*own = b->made < SMALL_BATCH;
+	if (*own) {
+		void *p = malloc(size);
+		if (p)
+			b->made++;
+		return p;
+	}
 	struct chunk *c = b->last;
 	if (!c || c->cap - c->used < size) {
-		size_t cap = size;
-		if (b->made >= SMALL_BATCH) {
-			/* double what the last chunk held, within bounds */
-			cap = c && c->cap >= CHUNK_FIRST ? 2 * (size_t)c->cap : CHUNK_FIRST;
-			if (cap > CHUNK_MAX)
-				cap = CHUNK_MAX;
-			if (cap < size)
-				cap = size;
-		}
+		/* double what the last chunk held, within bounds */
+		size_t cap = c && c->cap >= CHUNK_FIRST ? 2 * (size_t)c->cap
+		                                        : CHUNK_FIRST;
+		if (cap > CHUNK_MAX)
+			cap = CHUNK_MAX;
+		if (cap < size)
+			cap = size;
 		c = malloc(sizeof *c + cap);
 		if (!c)
 			return NULL;
@@ -185,6 +195,11 @@ static void *batch_alloc(struct batch *b, size_t size)
 
 static void batch_free(struct batch *b)
 {
+	for (FTSENT *p = b->head, *n; p; p = n) {
+		n = p->fts_link;
+		if (p->fts_priv_flags & PF_OWN)
+			free(p);
+	}
 	struct chunk *c = b->chunks;
 	while (c) {
 		struct chunk *n = c->next;
@@ -195,19 +210,24 @@ static void batch_free(struct batch *b)
 }
 
 /* The walk has moved on to @next in batch @b, whose list is in the order
- * its entries were made (no comparator): every chunk before the one that
- * holds @next holds only entries passed, which nothing uses any more
- * (fts(3): an entry is valid until the next fts_read, but for the
- * directories of the current path, which are each the entry being visited
- * at their own level). */
+ * its entries were made (no comparator): the entries before @next, and
+ * every chunk before the one that holds @next, are passed, and nothing
+ * uses them any more (fts(3): an entry is valid until the next fts_read,
+ * but for the directories of the current path, which are each the entry
+ * being visited at their own level). */
 static void batch_reclaim(struct batch *b, FTSENT *next)
 {
 	/* the list starts at @next: nothing walks the entries passed (the
-	 * path buffer's adjust_list() would, into freed chunks) */
+	 * path buffer's adjust_list() would, into freed memory) */
 	while (b->head && b->head != next) {
-		b->head = b->head->fts_link;
+		FTSENT *p = b->head;
+		b->head = p->fts_link;
 		b->n--;
+		if (p->fts_priv_flags & PF_OWN)
+			free(p);
 	}
+	if (!next || (next->fts_priv_flags & PF_OWN))
+		return; /* the chunks hold entries after it */
 	struct chunk *c;
 	while ((c = b->chunks) != NULL && c != b->last &&
 	       !((const char *)next >= (const char *)c->data &&
@@ -217,12 +237,11 @@ static void batch_reclaim(struct batch *b, FTSENT *next)
 	}
 }
 
-/* fts_dirs_last(): move the subdirectories of small batch @b (each entry
- * in a chunk of its own, in the order they were made) after its other
- * entries, in the same order among themselves; the chunks follow, so that
- * batch_reclaim() still frees them as the walk passes them.  The files
- * then go before the walk descends, and a deep path of small directories
- * holds one entry a level, whatever the order the directory gave. */
+/* fts_dirs_last(): move the subdirectories of small batch @b (entries of
+ * their own, in the order they were made) after its other entries, in the
+ * same order among themselves.  The files then go before the walk
+ * descends, and a deep path of small directories holds one entry a level,
+ * whatever the order the directory gave. */
 static void batch_dirs_last(struct batch *b)
 {
 	if (b->n < 2 || b->n != b->made || b->made > SMALL_BATCH)
@@ -236,19 +255,8 @@ static void batch_dirs_last(struct batch *b)
 	*dt = NULL;
 	*ft = dirs;
 	b->head = files;
-	struct chunk *last = NULL;
-	for (FTSENT *p = b->head; p; p = p->fts_link) {
-		struct chunk *c = (struct chunk *)(void *)((char *)p -
-		                                           offsetof(struct chunk, data));
-		if (last)
-			last->next = c;
-		else
-			b->chunks = c;
-		last = c;
+	for (FTSENT *p = b->head; p; p = p->fts_link)
 		b->tail = p;
-	}
-	last->next = NULL;
-	b->last = last;
 }
 
 /* The size an entry of @namelen takes in a chunk. */
@@ -272,10 +280,15 @@ static void batch_append(struct batch *b, FTSENT *p)
 static FTSENT *ent_alloc(struct stream *st, struct batch *b, const char *name,
                          size_t namelen)
 {
-	FTSENT *p = batch_alloc(b, ent_size(namelen));
+	bool own;
+	FTSENT *p = batch_alloc(b, b->made < SMALL_BATCH
+	                                   ? offsetof(FTSENT, fts_name) + namelen + 1
+	                                   : ent_size(namelen), &own);
 	if (!p)
 		return NULL;
 	memset(p, 0, offsetof(FTSENT, fts_name));
+	if (own)
+		p->fts_priv_flags = PF_OWN;
 	memcpy(p->fts_name, name, namelen);
 	p->fts_name[namelen] = '\0';
 	p->fts_namelen = namelen;
@@ -351,23 +364,17 @@ static struct level *level_at(const struct stream *st, size_t d)
 	return NULL;
 }
 
-/* The chunk that holds @p, an entry of a small batch (one a chunk). */
-static struct chunk *chunk_of(const FTSENT *p)
-{
-	return (struct chunk *)(void *)((char *)p - offsetof(struct chunk, data));
-}
-
 /* Whether level @L may lose its record: nothing left to read or release,
- * and its batch made one entry a chunk, in list order, from @child (the
+ * and its batch made of entries of their own, listed from @child (the
  * directory the walk is in below it) on, so that level_derive() can
  * rebuild it from @child. */
 static bool level_compactable(const struct stream *st, const struct level *L,
                               const FTSENT *child)
 {
+	(void)st;
 	return L->done && L->src.fd < 0 && !L->pstate && !L->src.held &&
-	       !L->nameonly && L->dir->fts_symfd < 0 && !st->pub.fts_compar &&
-	       L->batch.made <= SMALL_BATCH && L->batch.head == child &&
-	       L->batch.chunks == chunk_of(child);
+	       !L->nameonly && L->dir->fts_symfd < 0 && !L->batch.chunks &&
+	       L->batch.head == child;
 }
 
 /* Level @d's record, rebuilt from @child, the entry of its batch that the
@@ -387,14 +394,11 @@ static void level_derive(struct stream *st, size_t d, FTSENT *child,
 	L->order = NULL;
 	struct batch *b = &L->batch;
 	b->head = child;
-	b->chunks = chunk_of(child);
-	for (struct chunk *c = b->chunks; c; c = c->next) {
-		b->last = c;
+	for (FTSENT *p = child; p; p = p->fts_link) {
+		b->tail = p;
 		b->n++;
 	}
 	b->made = b->n;
-	for (FTSENT *p = child; p; p = p->fts_link)
-		b->tail = p;
 }
 
 /* The entry on the path at depth @d + 1 (the directory level @d's walk
@@ -1566,6 +1570,9 @@ FTS *fts_open_at(int rootfd, char *const *argv, int options,
 	if (path_reserve(st, maxlen + 1 > 1024 ? maxlen + 1 : 1024) < 0)
 		goto fail;
 
+	/* the two sentinels are in no list: in a chunk, which batch_free()
+	 * frees without walking a list */
+	st->sentinels.made = SMALL_BATCH;
 	st->rootparent = ent_alloc(st, &st->sentinels, "", 0);
 	st->init = ent_alloc(st, &st->sentinels, "", 0);
 	if (!st->rootparent || !st->init)
