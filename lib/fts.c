@@ -414,9 +414,9 @@ static FTSENT *path_child(const struct stream *st, size_t d)
 	return x;
 }
 
-/* Give level @d, which has no record, one again (the walk climbs back to
- * it).  Returns it, or NULL (ENOMEM). */
-static struct level *level_restore(struct stream *st, size_t d)
+/* A record, with room for its pointer among the stream's (not placed
+ * yet), or NULL. */
+static struct level *level_record_new(struct stream *st)
 {
 	if (st->nrec == st->reccap) {
 		size_t cap = st->reccap ? 2 * st->reccap : 16;
@@ -426,7 +426,14 @@ static struct level *level_restore(struct stream *st, size_t d)
 		st->lv = v;
 		st->reccap = cap;
 	}
-	struct level *L = malloc(sizeof *L);
+	return malloc(sizeof(struct level));
+}
+
+/* Give level @d, which has no record, one again (the walk climbs back to
+ * it).  Returns it, or NULL (ENOMEM). */
+static struct level *level_restore(struct stream *st, size_t d)
+{
+	struct level *L = level_record_new(st);
 	if (!L)
 		return NULL;
 	level_derive(st, d, path_child(st, d), L);
@@ -687,15 +694,7 @@ static int reopen_level(struct stream *st, size_t d)
 static int push_level(struct stream *st, FTSENT *p, int fd)
 {
 	size_t d = (size_t)p->fts_level;
-	if (st->nrec == st->reccap) {
-		size_t cap = st->reccap ? 2 * st->reccap : 16;
-		struct level **v = realloc(st->lv, cap * sizeof *v);
-		if (!v)
-			return -1;
-		st->lv = v;
-		st->reccap = cap;
-	}
-	struct level *L = malloc(sizeof *L);
+	struct level *L = level_record_new(st);
 	if (!L)
 		return -1;
 	memset(L, 0, sizeof *L);
