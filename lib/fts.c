@@ -280,10 +280,13 @@ static void batch_append(struct batch *b, FTSENT *p)
 static FTSENT *ent_alloc(struct stream *st, struct batch *b, const char *name,
                          size_t namelen)
 {
+	/* an entry of its own is rounded up to FTSENT's alignment, as gnulib's
+	 * FLEXSIZEOF does: the compiler may read the name a word at a time */
+	size_t own_size = (offsetof(FTSENT, fts_name) + namelen + 1 +
+	                   _Alignof(FTSENT) - 1) & ~(_Alignof(FTSENT) - 1);
 	bool own;
-	FTSENT *p = batch_alloc(b, b->made < SMALL_BATCH
-	                                   ? offsetof(FTSENT, fts_name) + namelen + 1
-	                                   : ent_size(namelen), &own);
+	FTSENT *p = batch_alloc(b, b->made < SMALL_BATCH ? own_size
+	                                                 : ent_size(namelen), &own);
 	if (!p)
 		return NULL;
 	memset(p, 0, offsetof(FTSENT, fts_name));
