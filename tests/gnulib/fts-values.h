@@ -5,9 +5,10 @@
  * (2026-04-17, the last change to lib/fts.in.h as of 2026-08-22; the
  * FTS_MOUNT change is 911133ba4f, 2025-10-23).  One line per macro:
  * GNULIB(name, value).  tests/unit/test-fts-values.c checks libfastrm's
- * header against it; tests/gnulib/check-values.sh checks that it names
- * every FTS_* macro of libfastrm's header, and, given a gnulib tree
- * (meson option gnulib_src), that it still equals gnulib's header there.
+ * header against it; tests/gnulib/check-values.sh (diff.fts-values) checks
+ * that it names every FTS_* macro of libfastrm's header, and, given a
+ * gnulib tree (meson option gnulib_src), that it still equals gnulib's
+ * header there.
  * When gnulib changes a value, this file changes with libfastrm.
  */
 /* fts_open() options */
