@@ -371,10 +371,8 @@ static struct level *level_at(const struct stream *st, size_t d)
  * and its batch made of entries of their own, listed from @child (the
  * directory the walk is in below it) on, so that level_derive() can
  * rebuild it from @child. */
-static bool level_compactable(const struct stream *st, const struct level *L,
-                              const FTSENT *child)
+static bool level_compactable(const struct level *L, const FTSENT *child)
 {
-	(void)st;
 	return L->done && L->src.fd < 0 && !L->pstate && !L->src.held &&
 	       !L->nameonly && L->dir->fts_symfd < 0 && !L->batch.chunks &&
 	       L->batch.head == child;
@@ -392,9 +390,9 @@ static void level_derive(struct stream *st, size_t d, FTSENT *child,
 	L->src.fd = -1;
 	L->src.eof = true;
 	L->src.st = L->dir->fts_statp;
+	L->src.dw = st->dw;
 	L->reading = true;
 	L->done = true;
-	L->order = NULL;
 	struct batch *b = &L->batch;
 	b->head = child;
 	for (FTSENT *p = child; p; p = p->fts_link) {
@@ -601,7 +599,7 @@ static void evict(struct stream *st)
 		}
 		st->lo = L->depth + 1;
 		if (L->depth + 2 < st->nlv &&
-		    level_compactable(st, L, path_child(st, L->depth)))
+		    level_compactable(L, path_child(st, L->depth)))
 			level_compact(st, i);
 	}
 }
