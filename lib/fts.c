@@ -8,9 +8,9 @@
  * - A directory on the current path has a `struct level`: its fd, the
  *   batch of its entries being visited and its ordering policy's state.
  *   A level that is done and far enough above the deepest (every entry
- *   read, its policy released, its fd closed, its batch one entry per
- *   chunk and starting at the entry the walk descended into) keeps no
- *   record at all: what it needs when the walk climbs back is derived
+ *   read, its policy released, its fd closed, its batch entries of their
+ *   own listed from the entry the walk descended into) keeps no record
+ *   at all: what it needs when the walk climbs back is derived
  *   from that entry (level_derive), so a deep path costs its entries
  *   and nothing more a level, as gnulib's.
  * - Only the FD_WINDOW deepest levels keep their fd open.  Climbing back
@@ -115,6 +115,7 @@ struct stream {
 	struct batch sentinels;
 	struct level **lv;      /* the levels that have a record, by depth */
 	size_t nrec, reccap;
+	struct level *spare;    /* a record released, for the next level */
 	size_t nlv;             /* levels on the path: depths 0 .. nlv-1 */
 	size_t lo;              /* every level below lo has its fd closed */
 	unsigned nopen;         /* level fds open */
@@ -416,7 +417,8 @@ static FTSENT *path_child(const struct stream *st, size_t d)
 }
 
 /* A record, with room for its pointer among the stream's (not placed
- * yet), or NULL. */
+ * yet), or NULL.  The one released last is used again: a walk enters
+ * and leaves directories one after another, without an allocation each. */
 static struct level *level_record_new(struct stream *st)
 {
 	if (st->nrec == st->reccap) {
@@ -427,7 +429,18 @@ static struct level *level_record_new(struct stream *st)
 		st->lv = v;
 		st->reccap = cap;
 	}
-	return malloc(sizeof(struct level));
+	struct level *L = st->spare;
+	st->spare = NULL;
+	return L ? L : malloc(sizeof *L);
+}
+
+/* Give back a record that is no longer placed. */
+static void level_record_free(struct stream *st, struct level *L)
+{
+	if (st->spare)
+		free(L);
+	else
+		st->spare = L;
 }
 
 /* Give level @d, which has no record, one again (the walk climbs back to
@@ -450,7 +463,7 @@ static struct level *level_restore(struct stream *st, size_t d)
 /* Drop the record at index @i (level_compactable() holds). */
 static void level_compact(struct stream *st, size_t i)
 {
-	free(st->lv[i]);
+	level_record_free(st, st->lv[i]);
 	memmove(&st->lv[i], &st->lv[i + 1], (st->nrec - i - 1) * sizeof *st->lv);
 	st->nrec--;
 }
@@ -752,7 +765,7 @@ static void level_pop_record(struct stream *st)
 {
 	struct level *L = st->lv[--st->nrec];
 	level_release(st, L);
-	free(L);
+	level_record_free(st, L);
 }
 
 /* ---------------------------------------------------- working directory */
@@ -1655,6 +1668,7 @@ FASTRM_EXPORT int fastrm_fts_close(FTS *sp)
 		}
 	}
 	free(st->lv);
+	free(st->spare);
 	batch_free(&st->roots);
 	batch_free(&st->sentinels);
 	free(sp->fts_path);
