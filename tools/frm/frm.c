@@ -297,6 +297,16 @@ static int get_dir_status(int dirfd, const char *name, int *status)
 	return *status;
 }
 
+/* Whether @name is surely not write-protected, from its type where it is
+ * known (@st, or NULL: a symbolic link never is) or else one faccessat
+ * (on false, errno says why). */
+static bool not_write_protected(int dirfd, const char *name,
+                                const struct stat *st)
+{
+	return (st && S_ISLNK(st->st_mode)) ||
+	       faccessat(dirfd, name, W_OK, AT_EACCESS) == 0;
+}
+
 /* -1: cannot tell (errno set), 0: writable or a symlink, 1: not. */
 static int write_protected(int dirfd, const char *name, struct stat *st,
                            bool *have_st)
@@ -306,9 +316,7 @@ static int write_protected(int dirfd, const char *name, struct stat *st,
 	if (fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW) != 0)
 		return -1;
 	*have_st = true;
-	if (S_ISLNK(st->st_mode))
-		return 0;
-	if (faccessat(dirfd, name, W_OK, AT_EACCESS) == 0)
+	if (not_write_protected(dirfd, name, st))
 		return 0;
 	return errno == EACCES ? 1 : -1;
 }
@@ -632,12 +640,10 @@ static int frm_ask(void *ctx, const struct fastrm_rmtree_entry *e,
 		return frm_ask_said(ctx, e, step);
 	/* -r at a terminal, not -i (prompts_serial): nothing is asked or
 	 * said of an entry that is not write-protected (prompt()'s first
-	 * test, made here without the lock, and in one system call where
-	 * the answer is no: a symbolic link, known from the directory, is
-	 * never write-protected; anything the process may write is not;
-	 * the rest goes through write_protected()) */
-	if ((e->st && S_ISLNK(e->st->st_mode)) ||
-	    faccessat(e->dirfd, e->name, W_OK, AT_EACCESS) == 0)
+	 * test, made here without the lock, from the type the directory
+	 * gave and without its fstatat; the rest goes through
+	 * write_protected()) */
+	if (not_write_protected(e->dirfd, e->name, e->st))
 		return FASTRM_RMTREE_GO;
 	pthread_mutex_lock(&say_lock);
 	int a = frm_ask_said(ctx, e, step);
