@@ -35,10 +35,13 @@
 #include "fastrm-int.h"
 #include "fts-int.h"
 #include "device/device.h"
+#include "manifest-int.h"
 #include "order.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
+#include <linux/fs.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
@@ -46,6 +49,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -101,7 +105,13 @@
 #define NUM_ASKED  0x2  /* @ask said go on to its removal (not again) */
 #define NUM_DECLINED 0x4 /* @ask kept an entry in it: not read again when
                             found not empty (that would ask again) */
+#define NUM_PLAN   0x8  /* a dry run: PLAN_ERR is what would fail an
+                           unlink in this directory (0: nothing) */
+#define NUM_PLAN_STICKY 0x10 /* ...and its entries of other users */
 #define NUM_RETRY  0x100 /* times ENOTEMPTY was retried, in units of this */
+#define RETRIES(n) (((unsigned long)(n) / NUM_RETRY) & 0xff)
+#define PLAN_SHIFT 16
+#define PLAN_ERR(n) ((int)(((unsigned long)(n) >> PLAN_SHIFT) & 0xffff))
 
 /* fts_pointer of a directory given away (its DP visit is not ours) */
 static char given_away;
@@ -128,6 +138,9 @@ struct task {
 	dev_t pdev;            /* base's identity */
 	ino_t pino;
 	size_t root_len;       /* length of its root's fts_path in the walk */
+	size_t oplen;          /* the path given's length in paths, trailing
+	                          slashes aside: below it, the path exclusions
+	                          match */
 	unsigned refs;         /* its walk, and each node in it */
 };
 
@@ -148,8 +161,19 @@ struct node {
 	struct stat st;        /* type, dev, ino: for the callbacks */
 };
 
+/* An exclusion (opts->exclude), as matched. */
+struct exclusion {
+	char *pat;             /* trailing slashes (and a path's leading
+	                          ones) taken off */
+	bool path;             /* it holds a '/': the path below the given one */
+	bool dir_only;         /* it ended in '/' */
+};
+
 struct pool {
 	const struct fastrm_rmtree_opts *o;
+	struct exclusion *excl;
+	size_t nexcl;
+	bool dry;              /* FASTRM_RMTREE_DRY_RUN */
 	const struct fastrm_order *order;
 	size_t budget;         /* for the whole pool */
 	size_t held;           /* what the walks' policies hold (fts_share_budget) */
@@ -241,8 +265,19 @@ static void entry_of(struct fastrm_rmtree_entry *e, const char *path, int dirfd,
 	e->is_dir = is_dir;
 }
 
+/* The type bits of @e, for the manifest. */
+static mode_t type_of(const struct fastrm_rmtree_entry *e)
+{
+	return e->is_dir ? S_IFDIR : e->st ? e->st->st_mode & S_IFMT : 0;
+}
+
+/* Removed (a dry run: would be). */
 static void report_removed(struct pool *P, const struct fastrm_rmtree_entry *e)
 {
+	if (P->o->manifest)
+		fastrm_manifest_add(P->o->manifest, e->path, type_of(e),
+		                    P->dry ? FASTRM_OUTCOME_PLANNED : FASTRM_OUTCOME_REMOVED,
+		                    0, NULL);
 	if (!P->o->removed)
 		return;
 	pthread_mutex_lock(&P->cb);
@@ -250,7 +285,22 @@ static void report_removed(struct pool *P, const struct fastrm_rmtree_entry *e)
 	pthread_mutex_unlock(&P->cb);
 }
 
-/* Returns true when it counts as a failure. */
+/* The operation the manifest names for a failure. */
+static const char *op_of(const struct fastrm_rmtree_entry *e,
+                         enum fastrm_rmtree_error what)
+{
+	switch (what) {
+	case FASTRM_RMTREE_EREMOVE: return e->is_dir ? "rmdir" : "unlink";
+	case FASTRM_RMTREE_EWALK: return "read";
+	case FASTRM_RMTREE_ECYCLE: return "cycle";
+	case FASTRM_RMTREE_EXDEV: return "cross-device";
+	case FASTRM_RMTREE_EREFUSED: return "refused";
+	}
+	return NULL;
+}
+
+/* Returns true when it counts as a failure (a failure ignored is not in
+ * the manifest: rm -f's missing entries). */
 static bool report_failed(struct pool *P, const struct fastrm_rmtree_entry *e,
                           enum fastrm_rmtree_error what, int err)
 {
@@ -261,7 +311,29 @@ static bool report_failed(struct pool *P, const struct fastrm_rmtree_entry *e,
 	if (counts)
 		P->failures++;
 	pthread_mutex_unlock(&P->cb);
+	if (counts && P->o->manifest)
+		fastrm_manifest_add(P->o->manifest, e->path, type_of(e),
+		                    FASTRM_OUTCOME_FAILED, err, op_of(e, what));
 	return counts;
+}
+
+/* Left without a failure: @why. */
+static void report_kept(struct pool *P, const struct fastrm_rmtree_entry *e,
+                        enum fastrm_rmtree_keep why)
+{
+	static const char *const reasons[] = {
+		[FASTRM_RMTREE_KEPT_BELOW] = "below",
+		[FASTRM_RMTREE_KEPT_EXCLUDED] = "excluded",
+		[FASTRM_RMTREE_KEPT_DECLINED] = "declined",
+	};
+	if (P->o->manifest)
+		fastrm_manifest_add(P->o->manifest, e->path, type_of(e),
+		                    FASTRM_OUTCOME_KEPT, 0, reasons[why]);
+	if (!P->o->kept)
+		return;
+	pthread_mutex_lock(&P->cb);
+	P->o->kept(P->o->ctx, e, why);
+	pthread_mutex_unlock(&P->cb);
 }
 
 /* The caller's @ask (GO without one). */
@@ -283,6 +355,9 @@ static enum fastrm_rmtree_answer ask(struct pool *P,
 		pthread_mutex_lock(&P->cb);
 		a = P->o->ask(P->o->ctx, e, step);
 	}
+	int err = 0; /* why it failed, where the caller said */
+	if (a > FASTRM_RMTREE_FAIL_WITH(0) && a < FASTRM_RMTREE_FAIL_WITH(0x10000))
+		err = a - FASTRM_RMTREE_FAIL_WITH(0);
 	if (a != FASTRM_RMTREE_GO && a != FASTRM_RMTREE_KEEP &&
 	    a != FASTRM_RMTREE_REMOVE_EMPTY)
 		a = FASTRM_RMTREE_FAIL;
@@ -291,6 +366,11 @@ static enum fastrm_rmtree_answer ask(struct pool *P,
 	if (a == FASTRM_RMTREE_FAIL)
 		P->failures++;
 	pthread_mutex_unlock(&P->cb);
+	if (a == FASTRM_RMTREE_KEEP)
+		report_kept(P, e, FASTRM_RMTREE_KEPT_DECLINED);
+	else if (a == FASTRM_RMTREE_FAIL && P->o->manifest)
+		fastrm_manifest_add(P->o->manifest, e->path, type_of(e),
+		                    FASTRM_OUTCOME_FAILED, err, "refused");
 	return (enum fastrm_rmtree_answer)a;
 }
 
@@ -302,6 +382,194 @@ static void report_fatal(struct pool *P, int err)
 		STORE(P->fatal, err);
 	pthread_cond_broadcast(&P->work);
 	pthread_mutex_unlock(&P->lock);
+}
+
+/* ----------------------------------------------------------- dry run */
+
+/* What would fail any unlink in the directory open as @dfd (AT_FDCWD: the
+ * working directory), whatever the entry: no write or search permission
+ * for this process, a read-only file system (faccessat says EROFS), an
+ * immutable or append-only directory (EPERM).  *@sticky: its entries of
+ * other users would fail too (EPERM).  *@dev: its device. */
+static int plan_dir(int dfd, bool *sticky, dev_t *dev)
+{
+	struct stat ds;
+	*sticky = false;
+	if (fstatat(dfd, ".", &ds, 0) != 0)
+		return errno;
+	*dev = ds.st_dev;
+	uid_t me = geteuid();
+	/* root passes the sticky rule (CAP_FOWNER: taken as root's) */
+	*sticky = (ds.st_mode & S_ISVTX) && me != 0 && ds.st_uid != me;
+	if (faccessat(dfd, ".", W_OK | X_OK, AT_EACCESS) != 0)
+		return errno;
+	int fd = dfd == AT_FDCWD ? open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : dfd;
+	int attr = 0;
+	bool fixed = fd >= 0 && ioctl(fd, FS_IOC_GETFLAGS, &attr) == 0 &&
+	             (attr & (FS_IMMUTABLE_FL | FS_APPEND_FL));
+	if (fd >= 0 && fd != dfd)
+		close(fd);
+	return fixed ? EPERM : 0;
+}
+
+/* A dry run's unlinkat(@fd, @name, a directory if @is_dir): the errno it
+ * would fail with, as far as can be seen without making it, or 0.  @st:
+ * the entry's device where it is a directory (a mount point's rmdir says
+ * EBUSY); @declined: something in it was kept by @ask (ENOTEMPTY, as the
+ * real rmdir); @parent: the directory's entry in the walk, where the
+ * answer for all its entries is kept (NULL: looked at each time). */
+static int plan(int fd, const char *name, bool is_dir, const struct stat *st,
+                bool declined, FTSENT *parent)
+{
+	if (is_dir && declined)
+		return ENOTEMPTY;
+	/* a path given with a '/' in it: its parent directory by that path */
+	size_t end = strlen(name);
+	while (end > 1 && name[end - 1] == '/')
+		end--;
+	const char *last = memrchr(name, '/', end);
+	last = last ? last + 1 : name;
+	if (is_dir && (end - (size_t)(last - name) == 1 ? last[0] == '.'
+	               : end - (size_t)(last - name) == 2 && last[0] == '.' && last[1] == '.'))
+		return EINVAL; /* rmdir(".") (fastrm_rmtreeat's "."), as the real one */
+	char *dir = NULL;
+	const char *slash;
+	size_t len = strlen(name);
+	while (len > 1 && name[len - 1] == '/')
+		len--;
+	slash = memrchr(name, '/', len);
+	int dfd = fd;
+	if (slash) {
+		dir = strndup(name, slash == name ? 1 : (size_t)(slash - name));
+		dfd = dir ? openat(fd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+		free(dir);
+		if (dfd < 0)
+			return errno ? errno : ENOMEM;
+	}
+	int err;
+	bool sticky;
+	dev_t pdev = 0;
+	if (parent && !slash && parent->fts_level >= FTS_ROOTLEVEL &&
+	    (parent->fts_number & NUM_PLAN)) {
+		err = PLAN_ERR(parent->fts_number);
+		sticky = (parent->fts_number & NUM_PLAN_STICKY) != 0;
+		pdev = parent->fts_statp->st_dev;
+	} else {
+		err = plan_dir(dfd, &sticky, &pdev);
+		if (parent && !slash && parent->fts_level >= FTS_ROOTLEVEL)
+			parent->fts_number |= NUM_PLAN | (sticky ? NUM_PLAN_STICKY : 0) |
+			                      ((long)(err & 0xffff) << PLAN_SHIFT);
+	}
+	if (!err && !parent) {
+		/* a path given, or a directory left waiting: is it there? */
+		struct stat es;
+		char *base = strndup(slash ? slash + 1 : name,
+		                     len - (slash ? (size_t)(slash + 1 - name) : 0));
+		if (!base || fstatat(dfd, base, &es, AT_SYMLINK_NOFOLLOW) != 0)
+			err = base ? errno : ENOMEM;
+		free(base);
+	}
+	if (!err && is_dir && st && pdev && st->st_dev != pdev)
+		err = EBUSY; /* a mount point */
+	if (!err && sticky) {
+		struct stat es;
+		char *base = strndup(slash ? slash + 1 : name,
+		                     len - (slash ? (size_t)(slash + 1 - name) : 0));
+		if (base && fstatat(dfd, base, &es, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    es.st_uid != geteuid())
+			err = EPERM;
+		free(base);
+	}
+	if (dfd != fd)
+		close(dfd);
+	return err;
+}
+
+/* Remove @name in @fd (a directory if @is_dir), or in a dry run say
+ * whether that would fail (plan()'s other arguments).  0, or the errno. */
+static int unlink_or_plan(struct pool *P, int fd, const char *name, bool is_dir,
+                          const struct stat *st, bool declined, FTSENT *parent)
+{
+	if (P->dry)
+		return plan(fd, name, is_dir, st, declined, parent);
+	return unlinkat(fd, name, is_dir ? AT_REMOVEDIR : 0) == 0 ? 0 : errno;
+}
+
+/* -------------------------------------------------------- exclusions */
+
+/* opts->exclude, as matched.  false: no memory. */
+static bool exclusions_parse(struct pool *P, const char *const *pats)
+{
+	size_t n = 0;
+	while (pats && pats[n])
+		n++;
+	if (!n)
+		return true;
+	P->excl = calloc(n, sizeof *P->excl);
+	if (!P->excl)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		struct exclusion *x = &P->excl[P->nexcl];
+		size_t len = strlen(pats[i]);
+		x->dir_only = len > 1 && pats[i][len - 1] == '/';
+		while (len > 1 && pats[i][len - 1] == '/')
+			len--;
+		const char *p = pats[i];
+		x->path = memchr(p, '/', len) != NULL;
+		while (x->path && len > 1 && *p == '/')
+			p++, len--;
+		if (!(x->pat = strndup(p, len)))
+			return false;
+		P->nexcl++;
+	}
+	return true;
+}
+
+static void exclusions_free(struct pool *P)
+{
+	for (size_t i = 0; i < P->nexcl; i++)
+		free(P->excl[i].pat);
+	free(P->excl);
+}
+
+/* The length of path given @path, trailing slashes aside ("/" keeps its
+ * one). */
+static size_t op_len(const char *path)
+{
+	size_t len = strlen(path);
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	return len;
+}
+
+/* Whether entry @e (@name: its name; @rel: its path below the path
+ * given, NULL for the path given itself) matches an exclusion. */
+static bool matches(const struct pool *P, const char *name, const char *rel,
+                    bool is_dir)
+{
+	for (size_t i = 0; i < P->nexcl; i++) {
+		const struct exclusion *x = &P->excl[i];
+		if (x->dir_only && !is_dir)
+			continue;
+		if (!x->path ? fnmatch(x->pat, name, 0) == 0
+		             : rel && fnmatch(x->pat, rel, FNM_PATHNAME) == 0)
+			return true;
+	}
+	return false;
+}
+
+FASTRM_EXPORT int fastrm_rmtree_excluded(const char *const *patterns,
+                                         const char *name, const char *rel,
+                                         int is_dir)
+{
+	struct pool P = { 0 };
+	if (!exclusions_parse(&P, patterns)) {
+		exclusions_free(&P);
+		return -ENOMEM;
+	}
+	bool hit = matches(&P, name, rel, is_dir);
+	exclusions_free(&P);
+	return hit;
 }
 
 /* ------------------------------------------------------ bases and tasks */
@@ -471,6 +739,7 @@ static bool queue_again(struct pool *P, struct node *n, int fd, const char *name
 		P->nbases++;
 	t->base = b;
 	t->up = n->up;
+	t->oplen = n->task->oplen;
 	t->level = n->level;
 	t->check = t->again = true;
 	t->dev = n->st.st_dev;
@@ -501,8 +770,8 @@ static enum outcome remove_node(struct pool *P, struct node *n)
 			return DECLINED;
 		}
 	}
-	if (!err && unlinkat(fd, name, AT_REMOVEDIR) < 0)
-		err = errno;
+	if (!err)
+		err = unlink_or_plan(P, fd, name, true, &n->st, n->declined, NULL);
 	if (err == ENOTEMPTY && !again && !n->declined) {
 		pthread_mutex_lock(&P->lock);
 		bool queued = queue_again(P, n, fd, name);
@@ -552,7 +821,14 @@ static void count_down(struct pool *P, struct node *n, bool failed,
 			return;
 		}
 		pthread_mutex_unlock(&P->lock);
-		enum outcome o = n->failed ? KEPT : remove_node(P, n);
+		enum outcome o = KEPT;
+		if (!n->failed) {
+			o = remove_node(P, n);
+		} else {
+			struct fastrm_rmtree_entry e;
+			entry_of(&e, n->path, -1, n->rel, &n->st, n->level, true);
+			report_kept(P, &e, FASTRM_RMTREE_KEPT_BELOW);
+		}
 		/* a failure the caller ignores keeps nothing above it: the
 		 * directory above is still removed, or fails and says so */
 		failed = o == KEPT;
@@ -728,6 +1004,7 @@ static struct task *new_task(struct walk *k, FTSENT *dir, bool hold)
 	t->base = n->children;
 	t->base->refs++;
 	t->up = n;
+	t->oplen = k->t->oplen;
 	t->level = k->t->level + dir->fts_level + 1;
 	t->rdev = k->t->rdev;
 	t->pdev = dir->fts_statp->st_dev;
@@ -859,6 +1136,8 @@ static void remove_entry(struct walk *k, FTSENT *ent)
 		pthread_mutex_unlock(&P->lock);
 	}
 	if (keep) {
+		entry_here(k, &e, ent, true);
+		report_kept(P, &e, FASTRM_RMTREE_KEPT_BELOW);
 		keep_here(k, ent);
 		return;
 	}
@@ -877,23 +1156,26 @@ static void remove_entry(struct walk *k, FTSENT *ent)
 		ent->fts_number |= NUM_ASKED; /* not again, if it is read again */
 	}
 
-	int rc = unlinkat(fts->fts_cwd_fd, ent->fts_accpath, is_dir ? AT_REMOVEDIR : 0);
-	if (rc < 0 && errno == ENOTEMPTY && ent->fts_info == FTS_DP &&
+	int err = unlink_or_plan(P, fts->fts_cwd_fd, ent->fts_accpath, is_dir,
+	                         ent->fts_statp, (ent->fts_number & NUM_DECLINED) != 0,
+	                         root ? NULL : ent->fts_parent);
+	if (P->dry && !err && ent->fts_info == FTS_DNR)
+		err = ENOTEMPTY; /* taken as not empty: it could not be read */
+	if (err == ENOTEMPTY && ent->fts_info == FTS_DP &&
 	    !(ent->fts_number & NUM_DECLINED) &&
-	    ent->fts_number / NUM_RETRY < NOTEMPTY_RETRIES) {
+	    RETRIES(ent->fts_number) < NOTEMPTY_RETRIES) {
 		/* entries appeared meanwhile: read it again, a few times */
 		ent->fts_number += NUM_RETRY;
 		fastrm_fts_set(fts, ent, FTS_AGAIN);
 		return;
 	}
 	entry_here(k, &e, ent, is_dir);
-	if (rc == 0) {
+	if (err == 0) {
 		report_removed(P, &e);
 		if (root)
 			k->root_done = true;
 		return;
 	}
-	int err = errno;
 	struct stat sb;
 	/* some kernels say EROFS for a missing file on a read-only fs */
 	if (err == EROFS && fstatat(fts->fts_cwd_fd, ent->fts_accpath, &sb,
@@ -917,7 +1199,7 @@ static bool enter(struct walk *k, FTSENT *ent)
 {
 	struct pool *P = k->w->P;
 	bool root = ent->fts_level == FTS_ROOTLEVEL;
-	if (!P->o->ask || ent->fts_number / NUM_RETRY || (root && k->t->check))
+	if (!P->o->ask || RETRIES(ent->fts_number) || (root && k->t->check))
 		return true;
 	struct fastrm_rmtree_entry e;
 	entry_here(k, &e, ent, true);
@@ -930,17 +1212,60 @@ static bool enter(struct walk *k, FTSENT *ent)
 		return false;
 	}
 	/* found empty by the caller, who said yes: no second question */
-	if (unlinkat(k->fts->fts_cwd_fd, ent->fts_accpath, AT_REMOVEDIR) == 0) {
+	int err = unlink_or_plan(P, k->fts->fts_cwd_fd, ent->fts_accpath, true,
+	                         ent->fts_statp, false, root ? NULL : ent->fts_parent);
+	if (err == 0) {
 		report_removed(P, &e);
 		k->root_done |= root;
 		return false;
 	}
-	bool counts = report_failed(P, &e, FASTRM_RMTREE_EREMOVE, errno);
+	bool counts = report_failed(P, &e, FASTRM_RMTREE_EREMOVE, err);
 	if (root)
 		k->root_failed = counts, k->root_done = true;
 	else if (counts)
 		keep_above(ent);
 	return false;
+}
+
+/* Whether entry @ent of the walk matches an exclusion: then it is kept,
+ * unread, and so are the directories above it (said through @kept).  A
+ * path given is looked at once, in run_task(); the root of a subtree
+ * handed over was looked at in the walk it came from. */
+static bool exclude(struct walk *k, FTSENT *ent)
+{
+	struct pool *P = k->w->P;
+	if (!P->nexcl || ent->fts_info == FTS_DP)
+		return false;
+	bool root = ent->fts_level == FTS_ROOTLEVEL;
+	bool is_dir = ent->fts_info == FTS_D || ent->fts_info == FTS_DNR ||
+	              S_ISDIR(ent->fts_statp->st_mode);
+	struct fastrm_rmtree_entry e;
+	entry_here(k, &e, ent, is_dir);
+	if (root) {
+		/* the path given: its last component, without the slashes */
+		size_t len = op_len(k->t->name);
+		const char *b = k->t->name + len;
+		while (b > k->t->name && b[-1] != '/')
+			b--;
+		char *name = strndup(b, (size_t)(k->t->name + len - b));
+		bool hit = name && matches(P, name, NULL, is_dir);
+		free(name);
+		if (!hit)
+			return false;
+	} else {
+		const char *rel = e.path + k->t->oplen;
+		while (*rel == '/')
+			rel++;
+		if (!matches(P, ent->fts_name, rel, is_dir))
+			return false;
+	}
+	report_kept(P, &e, FASTRM_RMTREE_KEPT_EXCLUDED);
+	keep_here(k, ent);
+	if (root)
+		k->root_failed = false; /* kept, no failure: nothing above counts it */
+	if (ent->fts_info == FTS_D)
+		skip_tree(k->fts, ent);
+	return true;
 }
 
 static void visit(struct walk *k, FTSENT *ent)
@@ -949,6 +1274,8 @@ static void visit(struct walk *k, FTSENT *ent)
 	struct task *t = k->t;
 	struct fastrm_rmtree_entry e;
 
+	if (ent->fts_level != FTS_ROOTLEVEL && exclude(k, ent))
+		return;
 	switch (ent->fts_info) {
 	case FTS_D:
 		if (ent->fts_level == FTS_ROOTLEVEL) {
@@ -1000,7 +1327,7 @@ static void visit(struct walk *k, FTSENT *ent)
 static bool root_allowed(struct walk *k, FTSENT *ent)
 {
 	struct pool *P = k->w->P;
-	if (k->t->up || k->t->again || !P->o->root || ent->fts_number / NUM_RETRY)
+	if (k->t->up || k->t->again || !P->o->root || RETRIES(ent->fts_number))
 		return true;
 	struct fastrm_rmtree_entry e;
 	entry_here(k, &e, ent, ent->fts_info == FTS_D);
@@ -1009,6 +1336,10 @@ static bool root_allowed(struct walk *k, FTSENT *ent)
 	if (rc != 0)
 		P->failures++;
 	pthread_mutex_unlock(&P->cb);
+	if (rc != 0 && P->o->manifest)
+		fastrm_manifest_add(P->o->manifest, e.path, type_of(&e),
+		                    FASTRM_OUTCOME_FAILED, rc > 0 && rc < 4096 ? rc : 0,
+		                    "refused");
 	return rc == 0;
 }
 
@@ -1032,7 +1363,7 @@ static bool last_is_dots(const char *path)
 static bool refused(struct walk *k, FTSENT *ent)
 {
 	struct pool *P = k->w->P;
-	if (k->t->up || k->t->again || ent->fts_number / NUM_RETRY)
+	if (k->t->up || k->t->again || RETRIES(ent->fts_number))
 		return false;
 	int err = 0;
 	if (!(P->o->flags & FASTRM_RMTREE_ALLOW_DOTS) && last_is_dots(k->t->name))
@@ -1134,6 +1465,12 @@ static void run_task(struct worker *w, struct task *t)
 		while (!ended(P) && (ent = fastrm_fts_read(k.fts)) != NULL) {
 			if (ent->fts_level == FTS_ROOTLEVEL && !k.root_seen &&
 			    (k.root_seen = true)) {
+				bool given = !t->up && !t->again;
+				if (given && P->o->manifest)
+					manifest_watch(P->o->manifest, k.fts->fts_cwd_fd,
+					               ent->fts_accpath);
+				if (given && exclude(&k, ent))
+					continue;
 				bool keep = !root_allowed(&k, ent);
 				if (keep)
 					k.root_failed = k.root_done = true;
@@ -1211,6 +1548,7 @@ static bool feed(struct pool *P, unsigned *heavy)
 			STORE(P->fatal, -ENOMEM);
 			return false;
 		}
+		t->oplen = op_len(a);
 		b->fd = P->dirfd;
 		b->borrowed = true;
 		b->refs = 1;
@@ -1309,11 +1647,9 @@ FASTRM_EXPORT int fastrm_rmtreeat(int dirfd, char *const *paths,
 	if (!paths || !opts || opts->size < sizeof *opts ||
 	    (opts->flags & ~(FASTRM_RMTREE_XDEV | FASTRM_RMTREE_FIT_WORKERS |
 	                     FASTRM_RMTREE_NO_PRESERVE_ROOT | FASTRM_RMTREE_ALLOW_DOTS |
-	                     FASTRM_RMTREE_ASK_CONCURRENT | FASTRM_RMTREE_TEST_FLAGS)))
+	                     FASTRM_RMTREE_ASK_CONCURRENT | FASTRM_RMTREE_DRY_RUN |
+	                     FASTRM_RMTREE_TEST_FLAGS)))
 		return -EINVAL;
-	for (size_t i = 0; i < sizeof opts->reserved / sizeof opts->reserved[0]; i++)
-		if (opts->reserved[i])
-			return -EINVAL; /* a later release's option: not ours */
 	if (opts->order && !order_usable(opts->order))
 		return -EINVAL; /* the walks would run another policy */
 	struct pool P = {
@@ -1324,6 +1660,11 @@ FASTRM_EXPORT int fastrm_rmtreeat(int dirfd, char *const *paths,
 		.slot = PTHREAD_COND_INITIALIZER,
 	};
 	P.order = opts->order ? opts->order : fastrm_order_by_name("auto");
+	P.dry = (opts->flags & FASTRM_RMTREE_DRY_RUN) != 0;
+	if (!exclusions_parse(&P, opts->exclude)) {
+		exclusions_free(&P);
+		return -ENOMEM;
+	}
 	P.nworkers = fit_workers(opts->workers);
 	P.budget = opts->memory ? opts->memory : FASTRM_DEFAULT_BUDGET;
 	if (P.budget < 64 * 1024)
@@ -1427,6 +1768,7 @@ FASTRM_EXPORT int fastrm_rmtreeat(int dirfd, char *const *paths,
 		stats->inodes_read_ahead = (size_t)total.inodes;
 	}
 	device_advisor_free(P.adv);
+	exclusions_free(&P);
 	free(w);
 	free(P.tid);
 	if (rc == 0)

@@ -41,6 +41,8 @@
 
 #include <fastrm/order.h>   /* struct fastrm_order, FASTRM_DEFAULT_BUDGET */
 
+struct fastrm_manifest;     /* <fastrm/manifest.h> */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -68,6 +70,15 @@ enum fastrm_rmtree_error {
 	                              is the root directory (EBUSY) */
 };
 
+/** Since 0.7: why an entry was left without a failure (@kept). */
+enum fastrm_rmtree_keep {
+	FASTRM_RMTREE_KEPT_BELOW = 1, /* a directory: something below it was
+	                                 left (a failure, an exclusion, ...) */
+	FASTRM_RMTREE_KEPT_EXCLUDED,  /* it matches an exclusion (@exclude):
+	                                 what it holds is not read */
+	FASTRM_RMTREE_KEPT_DECLINED,  /* @ask answered FASTRM_RMTREE_KEEP */
+};
+
 /** What fastrm_rmtree() is about to do, when it calls @ask. */
 enum fastrm_rmtree_step {
 	FASTRM_RMTREE_ENTER = 1,  /* read directory @e, to remove what it holds */
@@ -86,6 +97,9 @@ enum fastrm_rmtree_answer {
 	                             empty: remove it now, without reading it
 	                             (if it is not empty, that is a failure) */
 };
+/** Since 0.7: FASTRM_RMTREE_FAIL, and why (a positive errno value), which
+ *  the manifest records (an older library takes it as FASTRM_RMTREE_FAIL). */
+#define FASTRM_RMTREE_FAIL_WITH(err) (0x100 + (err))
 
 /** Stay on the file system of each path given (rm --one-file-system). */
 #define FASTRM_RMTREE_XDEV 0x1
@@ -114,6 +128,19 @@ enum fastrm_rmtree_answer {
  *  callback.  Within a directory, entries are still asked in its walk's
  *  order. */
 #define FASTRM_RMTREE_ASK_CONCURRENT 0x10
+/** Since 0.7: a dry run.  Everything is decided as in a real run (the
+ *  callbacks, @exclude, FASTRM_RMTREE_XDEV, the refusals); directories are
+ *  opened and read, and entries stat'ed, as a real run does; nothing is
+ *  removed.  Where the real run would remove an entry, @removed is called
+ *  (the manifest: "planned"); where its unlinkat() would fail for a reason
+ *  the dry run can see (the directory is not writable for this process or
+ *  on a read-only file system, the directory or the entry is immutable or
+ *  append-only, a sticky directory's entry of another user, a mount
+ *  point, a directory that something left in it keeps), @failed is called
+ *  with that errno.  What it cannot see (fastrm_rmtree(3), DRY RUN):
+ *  entries that change meanwhile, an unlink refused by a security module,
+ *  a file system's own errors. */
+#define FASTRM_RMTREE_DRY_RUN 0x20
 
 /** What fastrm_rmtree() is to do.  Zero-fill it, then set what is needed;
  *  set @size to sizeof (struct fastrm_rmtree_opts). */
@@ -132,7 +159,8 @@ struct fastrm_rmtree_opts {
 	unsigned flags;           /* FASTRM_RMTREE_XDEV, _FIT_WORKERS */
 	void *ctx;                /* passed to every callback */
 	/** A path given, about to be entered or removed: 0 to go on, anything
-	 *  else to leave it (the callback said why).  NULL: go on. */
+	 *  else to leave it (the callback said why; since 0.7 a positive errno
+	 *  value says why to the manifest).  NULL: go on. */
 	int (*root)(void *ctx, const struct fastrm_rmtree_entry *e);
 	/** An entry was removed.  NULL: nothing is said. */
 	void (*removed)(void *ctx, const struct fastrm_rmtree_entry *e);
@@ -150,7 +178,25 @@ struct fastrm_rmtree_opts {
 	 *  once per step and entry, whichever worker meets it.  NULL: go on. */
 	int (*ask)(void *ctx, const struct fastrm_rmtree_entry *e,
 	           enum fastrm_rmtree_step step);
-	void *reserved[3];
+	/** Since 0.7 (these three were reserved, and NULL): exclusions, a
+	 *  NULL-terminated array of shell patterns (fnmatch(3)).  An entry
+	 *  that matches one is kept with what it holds, unread, and so are
+	 *  the directories above it, without a failure.  A pattern without a
+	 *  '/' is matched against the entry's name (a path given's: its last
+	 *  component); one with a '/' against the entry's path below the
+	 *  path given ("sub/x.c"; a leading '/' is the path given itself;
+	 *  '*' and '?' do not match '/').  A pattern ending in '/' matches
+	 *  directories only.  NULL: none. */
+	const char *const *exclude;
+	/** A record of every entry's outcome (<fastrm/manifest.h>): written
+	 *  by the library as it goes.  NULL: none. */
+	struct fastrm_manifest *manifest;
+	/** An entry was left without a failure (@why).  NULL: nothing is
+	 *  said. */
+	void (*kept)(void *ctx, const struct fastrm_rmtree_entry *e,
+	             enum fastrm_rmtree_keep why);
+	/* A later release adds its fields here, and takes a smaller @size
+	 * as a caller that did not know them. */
 };
 
 /** What a removal did (filled when @stats is not NULL). */
@@ -190,6 +236,13 @@ int fastrm_rmtree(char *const *paths, const struct fastrm_rmtree_opts *opts,
 int fastrm_rmtreeat(int dirfd, char *const *paths,
                     const struct fastrm_rmtree_opts *opts,
                     struct fastrm_rmtree_stats *stats);
+
+/** Since 0.7: whether an entry named @name matches one of the
+ *  NULL-terminated @patterns as @exclude matches it: @rel is its path
+ *  below the path given (NULL for a path given itself), @is_dir whether it
+ *  is a directory.  Returns 1 or 0, or -ENOMEM. */
+int fastrm_rmtree_excluded(const char *const *patterns, const char *name,
+                           const char *rel, int is_dir);
 
 #ifdef __cplusplus
 }

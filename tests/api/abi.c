@@ -11,6 +11,7 @@
 #include <fastrm/order.h>
 #include <fastrm/unlinker.h>
 #include <fastrm/rmtree.h>
+#include <fastrm/manifest.h>
 
 #include <stddef.h>
 
@@ -52,6 +53,15 @@ FN(fastrm_rmtreeat, int (*)(int, char *const *, const struct fastrm_rmtree_opts 
  * changed is the value of FTS_NAMEONLY it takes) */
 FN(fastrm_fts_openat, FTS *(*)(int, char *const *, int,
                                int (*)(const FTSENT **, const FTSENT **)));
+/* node FASTRM_0.7 */
+FN(fastrm_manifest_new, struct fastrm_manifest *(*)(int, int, unsigned));
+FN(fastrm_manifest_add, int (*)(struct fastrm_manifest *, const char *, mode_t,
+                                enum fastrm_outcome, int, const char *));
+FN(fastrm_manifest_set_base, int (*)(struct fastrm_manifest *, const char *));
+FN(fastrm_manifest_finish, int (*)(struct fastrm_manifest *, int));
+FN(fastrm_manifest_free, int (*)(struct fastrm_manifest *));
+FN(fastrm_rmtree_excluded, int (*)(const char *const *, const char *, const char *,
+                                   int));
 _Static_assert(__builtin_types_compatible_p(fastrm_emit_fn,
                                             int (*)(void *, const struct fastrm_dirent *)),
                "fastrm_emit_fn changed its type");
@@ -127,7 +137,9 @@ OFF(struct fastrm_rmtree_opts, removed, 56);
 OFF(struct fastrm_rmtree_opts, failed, 64);
 OFF(struct fastrm_rmtree_opts, stop, 72);
 OFF(struct fastrm_rmtree_opts, ask, 80); /* 0.3: was reserved[0] */
-OFF(struct fastrm_rmtree_opts, reserved, 88);
+OFF(struct fastrm_rmtree_opts, exclude, 88);  /* 0.7: was reserved[0] */
+OFF(struct fastrm_rmtree_opts, manifest, 96); /* 0.7: was reserved[1] */
+OFF(struct fastrm_rmtree_opts, kept, 104);    /* 0.7: was reserved[2] */
 SIZE(struct fastrm_rmtree_stats, 64);
 OFF(struct fastrm_rmtree_stats, workers, 0);
 OFF(struct fastrm_rmtree_stats, workers_fitted, 4);

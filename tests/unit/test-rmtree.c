@@ -702,9 +702,10 @@ static void test_bad_input(void **state)
 	o.flags = 0x100;
 	assert_int_equal(fastrm_rmtree(paths, &o, NULL), -EINVAL);
 	o.flags = 0;
-	o.reserved[0] = &o;
+	/* a size smaller than the struct's */
+	o.size = sizeof o - 1;
 	assert_int_equal(fastrm_rmtree(paths, &o, NULL), -EINVAL);
-	o.reserved[0] = NULL;
+	o.size = sizeof o;
 	/* a policy that could not serve is refused, not replaced */
 	struct fastrm_order bad = *fastrm_order_by_name("global");
 	bad.reserved[1] = &bad;
