@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include <fastrm/fts.h>
+#include <fastrm/manifest.h>
 #include <fastrm/rmtree.h>
 
 #include <dirent.h>
@@ -92,6 +93,14 @@ struct rm_options {
 	size_t memory;
 	unsigned jobs;
 	bool jobs_auto;          /* --jobs=auto: the library may run fewer */
+	bool dry_run;            /* --dry-run: decide all, remove nothing */
+	bool null;               /* --null: the dry run's list ends paths
+	                            with NUL */
+	const char *manifest;    /* --manifest=FILE ("-": stdout) */
+	int manifest_format;     /* FASTRM_MANIFEST_JSON or _NUL */
+	bool manifest_failures;  /* --manifest-failures */
+	char **exclude;          /* --exclude, --exclude-from: NULL-ended */
+	size_t nexclude;
 };
 
 enum rm_status { RM_OK, RM_USER_ACCEPTED, RM_USER_DECLINED, RM_ERROR };
@@ -161,6 +170,22 @@ static void usage(void)
 "      --progress        when stderr is a terminal, show a live line: entries\n"
 "                          removed, rate, elapsed time, and the time left\n"
 "                          where frm can tell; see PROGRESS in frm(1)\n"
+"      --dry-run         remove nothing: decide as a real run would (prompts\n"
+"                          are answered no) and list what it would remove on\n"
+"                          stdout, one path a line; see DRY RUN in frm(1)\n"
+"      --null            with --dry-run: end each path listed with NUL\n"
+"      --exclude=PATTERN  keep what matches PATTERN, and the directories\n"
+"                          above it (no error): a shell pattern on the name,\n"
+"                          or, when it holds a '/', on the path below the\n"
+"                          argument; ending in '/': directories only\n"
+"      --exclude-from=FILE  the patterns of FILE, one a line ('-': stdin;\n"
+"                          empty lines and lines starting with '#' skipped)\n"
+"      --manifest=FILE   write a record of each entry removed, failed or\n"
+"                          kept, and a summary, to FILE ('-': stdout); see\n"
+"                          MANIFEST in frm(1)\n"
+"      --manifest-format=FORMAT  json (JSON Lines, the default) or nul\n"
+"                          (tab-separated fields, NUL-terminated records)\n"
+"      --manifest-failures  only what was left (failed, kept) and the summary\n"
 "      --order=POLICY    the order in which each directory's entries are\n"
 "                          removed:", stdout);
 	/* the library's own list of its policies, wrapped as the rest */
@@ -226,10 +251,17 @@ static void version(void)
 
 /* ------------------------------------------------------------- prompts */
 
+/* --dry-run: every question is answered no, without reading stdin. */
+static bool answer_no;
+
 /* Read a line from stdin; yes if it starts with 'y' or 'Y' (the C
- * locale's rpmatch). */
+ * locale's rpmatch).  A dry run says "n" after the question. */
 static bool yesno(void)
 {
+	if (answer_no) {
+		fputs("n (--dry-run)\n", stderr);
+		return false;
+	}
 	char *line = NULL;
 	size_t n = 0;
 	ssize_t len = getline(&line, &n, stdin);
@@ -331,7 +363,7 @@ enum prompt_action { PA_DESCEND_INTO_DIR, PA_REMOVE_DIR };
  * asked before its removal, not before reading it). */
 static enum rm_status prompt(const struct fastrm_rmtree_entry *e, bool is_dir,
                              const struct rm_options *x,
-                             enum prompt_action mode, int *status)
+                             enum prompt_action mode, int *status, int *why)
 {
 	int dirfd = e->dirfd;
 	const char *name = e->name;
@@ -377,6 +409,7 @@ static enum rm_status prompt(const struct fastrm_rmtree_entry *e, bool is_dir,
 	const char *q = quote_always(0, e->path);
 	if (wp < 0) {
 		error_msg(wp_errno, "cannot remove %s", q);
+		*why = wp_errno;
 		return RM_ERROR;
 	}
 	if (type == T_DIR && mode == PA_DESCEND_INTO_DIR &&
@@ -389,6 +422,7 @@ static enum rm_status prompt(const struct fastrm_rmtree_entry *e, bool is_dir,
 		/* it cannot be read: only -d may try to remove it */
 		if (!(x->remove_empty_dirs && *status == EACCES)) {
 			error_msg(*status, "cannot remove %s", q);
+			*why = *status;
 			return RM_ERROR;
 		}
 		if (mode == PA_DESCEND_INTO_DIR)
@@ -398,7 +432,8 @@ static enum rm_status prompt(const struct fastrm_rmtree_entry *e, bool is_dir,
 		        program_name, q);
 	} else {
 		if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-			error_msg(errno, "cannot remove %s", q);
+			*why = errno;
+			error_msg(*why, "cannot remove %s", q);
 			return RM_ERROR;
 		}
 		progress_hold();
@@ -498,8 +533,9 @@ static void warn_cycle(const char *path)
 
 /* A directory that frm must not enter or remove: a non-recursive removal,
  * "." or "..", "/" under --preserve-root, another device under
- * --preserve-root=all.  Says why and returns true. */
-static bool refuse_dir(const char *path, int dirfd, const char *accpath,
+ * --preserve-root=all.  Says why and returns an errno value that names it
+ * (the manifest's), or 0 where frm goes on. */
+static int refuse_dir(const char *path, int dirfd, const char *accpath,
                        const struct stat *st, int level,
                        const struct rm_options *x, int *status)
 {
@@ -508,17 +544,17 @@ static bool refuse_dir(const char *path, int dirfd, const char *accpath,
 	if (!x->recursive &&
 	    !(x->remove_empty_dirs &&
 	      get_dir_status(dirfd, accpath, status) != DS_NONEMPTY)) {
-		error_msg(x->remove_empty_dirs ? ENOTEMPTY : EISDIR,
-		          "cannot remove %s", quote_always(0, path));
-		return true;
+		int err = x->remove_empty_dirs ? ENOTEMPTY : EISDIR;
+		error_msg(err, "cannot remove %s", quote_always(0, path));
+		return err;
 	}
 	if (level != 0)
-		return false;
+		return 0;
 	if (last_is_dot_or_dotdot(accpath)) {
 		error_msg(0, "refusing to remove %s or %s directory: skipping %s",
 		          quote_always(0, "."), quote_always(1, ".."),
 		          quote_always(2, path));
-		return true;
+		return EINVAL;
 	}
 	if (x->root && x->root->st_dev == st->st_dev &&
 	    x->root->st_ino == st->st_ino) {
@@ -529,22 +565,22 @@ static bool refuse_dir(const char *path, int dirfd, const char *accpath,
 			error_msg(0, "it is dangerous to operate recursively on %s (same as %s)",
 			          quote_always(0, path), quote_always(1, "/"));
 		error_msg(0, "use --no-preserve-root to override this failsafe");
-		return true;
+		return EBUSY;
 	}
 	if (x->preserve_all_root) {
 		size_t len = strlen(accpath);
 		char *parent = malloc(len + 4);
 		struct stat sb;
-		bool failed = false;
+		int failed = 0;
 		if (parent) {
 			memcpy(parent, accpath, len);
 			strcpy(parent + len, len && parent[len - 1] == '/' ? ".." : "/..");
 		}
 		if (!parent || lstat(parent, &sb) != 0) {
+			failed = parent ? errno : ENOMEM;
 			error_msg(0, "failed to stat %s: skipping %s",
 			          quote_always(0, parent ? parent : ""),
 			          quote_always(1, accpath));
-			failed = true;
 		}
 		free(parent);
 		if (failed)
@@ -553,10 +589,10 @@ static bool refuse_dir(const char *path, int dirfd, const char *accpath,
 			error_msg(0, "skipping %s, since it's on a different device",
 			          quote_always(0, path));
 			error_msg(0, "and --preserve-root=all is in effect");
-			return true;
+			return EXDEV;
 		}
 	}
-	return false;
+	return 0;
 }
 
 /* prompt() returns RM_OK for a non-directory without a look or a word. */
@@ -618,9 +654,10 @@ static int frm_root_said(void *ctx, const struct fastrm_rmtree_entry *e)
 	if (!S_ISDIR(e->st->st_mode))
 		return 0;
 	int status = DS_UNKNOWN;
-	if (refuse_dir(e->path, e->dirfd, e->name, e->st, 0, x, &status)) {
+	int err = refuse_dir(e->path, e->dirfd, e->name, e->st, 0, x, &status);
+	if (err) {
 		counters.failures++;
-		return 1;
+		return err;
 	}
 	expect_entries(e->name, e->st, x);
 	return 0;
@@ -655,9 +692,9 @@ static int frm_ask_said(void *ctx, const struct fastrm_rmtree_entry *e,
                         enum fastrm_rmtree_step step)
 {
 	const struct rm_options *x = ctx;
-	int status = DS_UNKNOWN;
+	int status = DS_UNKNOWN, why = 0;
 	if (step == FASTRM_RMTREE_REMOVE) {
-		switch (prompt(e, e->is_dir, x, PA_REMOVE_DIR, &status)) {
+		switch (prompt(e, e->is_dir, x, PA_REMOVE_DIR, &status, &why)) {
 		case RM_OK:
 		case RM_USER_ACCEPTED:
 			return FASTRM_RMTREE_GO;
@@ -667,15 +704,15 @@ static int frm_ask_said(void *ctx, const struct fastrm_rmtree_entry *e,
 			break;
 		}
 		counters.failures++;
-		return FASTRM_RMTREE_FAIL;
+		return FASTRM_RMTREE_FAIL_WITH(why);
 	}
 	/* below a path given (frm_root refused those it had to) */
 	if (e->level > 0 &&
-	    refuse_dir(e->path, e->dirfd, e->name, e->st, e->level, x, &status)) {
+	    (why = refuse_dir(e->path, e->dirfd, e->name, e->st, e->level, x, &status))) {
 		counters.failures++;
-		return FASTRM_RMTREE_FAIL;
+		return FASTRM_RMTREE_FAIL_WITH(why);
 	}
-	switch (prompt(e, true, x, PA_DESCEND_INTO_DIR, &status)) {
+	switch (prompt(e, true, x, PA_DESCEND_INTO_DIR, &status, &why)) {
 	case RM_OK:
 		return FASTRM_RMTREE_GO;
 	case RM_USER_ACCEPTED:
@@ -687,7 +724,7 @@ static int frm_ask_said(void *ctx, const struct fastrm_rmtree_entry *e,
 		break;
 	}
 	counters.failures++;
-	return FASTRM_RMTREE_FAIL;
+	return FASTRM_RMTREE_FAIL_WITH(why);
 }
 
 static void frm_removed(void *ctx, const struct fastrm_rmtree_entry *e)
@@ -697,11 +734,18 @@ static void frm_removed(void *ctx, const struct fastrm_rmtree_entry *e)
 		counters.dirs++;
 	else
 		counters.files++;
-	if (!x->verbose && !x->progress)
+	bool list = x->dry_run && !x->manifest;
+	if (!x->verbose && !x->progress && !list)
 		return;
 	say_begin();
-	if (x->verbose)
+	if (list) {
+		progress_hold();
+		fputs(e->path, stdout);
+		putchar(x->null ? '\0' : '\n');
+		progress_release();
+	} else if (x->verbose && !x->dry_run) {
 		say_removed(e->is_dir, e->path);
+	}
 	if (x->progress) {
 		progress_removed(e->path);
 		if (e->level == 0 && e->is_dir)
@@ -770,7 +814,8 @@ static const char *prompts_serial(const struct rm_options *x)
 /* Remove @files: with x->jobs workers, subtrees and arguments at once;
  * with one where rm asks about each entry (-i) or each path given (no
  * -r), so that its questions come in GNU rm's order. */
-static enum rm_status rm(char *const *files, const struct rm_options *x)
+static enum rm_status rm(char *const *files, const struct rm_options *x,
+                         struct fastrm_manifest *manifest)
 {
 	/* root is never asked about write-protected entries (GNU rm's
 	 * can_write_any_file; write_protected()): only -i asks there */
@@ -804,6 +849,10 @@ static enum rm_status rm(char *const *files, const struct rm_options *x)
 	          (x->jobs_auto ? FASTRM_RMTREE_FIT_WORKERS : 0) |
 	          (ask_concurrent ? FASTRM_RMTREE_ASK_CONCURRENT : 0) |
 	          (x->root ? 0 : FASTRM_RMTREE_NO_PRESERVE_ROOT);
+	if (x->dry_run)
+		o.flags |= FASTRM_RMTREE_DRY_RUN;
+	o.exclude = (const char *const *)x->exclude;
+	o.manifest = manifest;
 	o.ctx = (void *)x;
 	o.root = frm_root;
 	o.removed = frm_removed;
@@ -840,10 +889,11 @@ static void print_stats(void)
 	double t = elapsed(&counters.start, &now);
 	uintmax_t n = counters.files + counters.dirs;
 	fprintf(stderr,
-	        "%s: removed %ju entr%s (%ju file%s, %ju director%s), "
+	        "%s: %s %ju entr%s (%ju file%s, %ju director%s), "
 	        "%ju failure%s, %.3f s, %.0f entries/s, peak memory %ld KiB, "
 	        "%u worker%s",
-	        program_name, n, n == 1 ? "y" : "ies", counters.files,
+	        program_name, answer_no ? "would remove" : "removed", n,
+	        n == 1 ? "y" : "ies", counters.files,
 	        counters.files == 1 ? "" : "s", counters.dirs,
 	        counters.dirs == 1 ? "y" : "ies", counters.failures,
 	        counters.failures == 1 ? "" : "s", t, t > 0 ? (double)n / t : 0.0,
@@ -890,6 +940,13 @@ enum {
 	OPT_ORDER,
 	OPT_MEMORY,
 	OPT_JOBS,
+	OPT_DRY_RUN,
+	OPT_NULL,
+	OPT_EXCLUDE,
+	OPT_EXCLUDE_FROM,
+	OPT_MANIFEST,
+	OPT_MANIFEST_FORMAT,
+	OPT_MANIFEST_FAILURES,
 	OPT_HELP,
 	OPT_VERSION,
 };
@@ -910,6 +967,13 @@ static const struct option long_options[] = {
 	{ "order", required_argument, NULL, OPT_ORDER },
 	{ "memory", required_argument, NULL, OPT_MEMORY },
 	{ "jobs", required_argument, NULL, OPT_JOBS },
+	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+	{ "null", no_argument, NULL, OPT_NULL },
+	{ "exclude", required_argument, NULL, OPT_EXCLUDE },
+	{ "exclude-from", required_argument, NULL, OPT_EXCLUDE_FROM },
+	{ "manifest", required_argument, NULL, OPT_MANIFEST },
+	{ "manifest-format", required_argument, NULL, OPT_MANIFEST_FORMAT },
+	{ "manifest-failures", no_argument, NULL, OPT_MANIFEST_FAILURES },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -1021,6 +1085,49 @@ static int parse_jobs(const char *arg, unsigned *jobs, bool *is_auto)
 	return 0;
 }
 
+/* One more exclusion pattern (a copy of @pat) into @x. */
+static void add_exclude(struct rm_options *x, const char *pat, size_t len)
+{
+	char **v = realloc(x->exclude, (x->nexclude + 2) * sizeof *v);
+	char *p = v ? strndup(pat, len) : NULL;
+	if (!p) {
+		error_msg(ENOMEM, "--exclude");
+		exit(EXIT_FAILURE);
+	}
+	v[x->nexclude++] = p;
+	v[x->nexclude] = NULL;
+	x->exclude = v;
+}
+
+/* --exclude-from=FILE: a pattern a line; empty lines and lines that
+ * start with '#' are skipped.  Returns 0, or the status to exit with. */
+static int exclude_from(struct rm_options *x, const char *file)
+{
+	FILE *f = strcmp(file, "-") == 0 ? stdin : fopen(file, "re");
+	if (!f) {
+		error_msg(errno, "%s", quote_always(0, file));
+		return EXIT_FAILURE;
+	}
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	while ((n = getline(&line, &cap, f)) > 0) {
+		if (line[n - 1] == '\n')
+			n--;
+		if (n > 0 && line[0] != '#')
+			add_exclude(x, line, (size_t)n);
+	}
+	int err = ferror(f) ? errno : 0;
+	free(line);
+	if (f != stdin)
+		fclose(f);
+	if (err) {
+		error_msg(err, "%s", quote_always(0, file));
+		return EXIT_FAILURE;
+	}
+	return 0;
+}
+
 /* The options, GNU rm's and frm's own, into @x.  Returns -1 when frm is to
  * go on with the operands from optind, or the status to exit with (after
  * --help, --version, or a wrong option). */
@@ -1114,6 +1221,40 @@ static int parse_options(int argc, char **argv, struct rm_options *x,
 				return EXIT_FAILURE;
 			}
 			break;
+		case OPT_DRY_RUN:
+			x->dry_run = true;
+			break;
+		case OPT_NULL:
+			x->null = true;
+			break;
+		case OPT_EXCLUDE:
+			add_exclude(x, optarg, strlen(optarg));
+			break;
+		case OPT_EXCLUDE_FROM: {
+			int rc = exclude_from(x, optarg);
+			if (rc)
+				return rc;
+			break;
+		}
+		case OPT_MANIFEST:
+			x->manifest = optarg;
+			break;
+		case OPT_MANIFEST_FORMAT:
+			if (strcmp(optarg, "json") == 0) {
+				x->manifest_format = FASTRM_MANIFEST_JSON;
+			} else if (strcmp(optarg, "nul") == 0) {
+				x->manifest_format = FASTRM_MANIFEST_NUL;
+			} else {
+				error_msg(0, "invalid argument %s for %s", quote_always(0, optarg),
+				          quote_always(1, "--manifest-format"));
+				fputs("Valid arguments are: 'json', 'nul'\n", stderr);
+				try_help();
+				return EXIT_FAILURE;
+			}
+			break;
+		case OPT_MANIFEST_FAILURES:
+			x->manifest_failures = true;
+			break;
 		case OPT_HELP:
 			usage();
 			return EXIT_SUCCESS;
@@ -1127,20 +1268,71 @@ static int parse_options(int argc, char **argv, struct rm_options *x,
 		}
 	}
 
+	if (x->manifest && strcmp(x->manifest, "-") == 0 && x->verbose) {
+		error_msg(0, "--manifest=- and -v both write to standard output");
+		try_help();
+		return EXIT_FAILURE;
+	}
+	if (x->null && !x->dry_run) {
+		error_msg(0, "--null lists what --dry-run would remove: use --manifest-format=nul for a manifest");
+		try_help();
+		return EXIT_FAILURE;
+	}
 	return -1;
 }
 
 /* Remove the operands @files (@n of them) as @x says; the exit status. */
+/* --manifest's file, opened (NULL without one; exits if it cannot be). */
+static int manifest_fd = -1;
+
+static struct fastrm_manifest *manifest_open(const struct rm_options *x)
+{
+	if (!x->manifest)
+		return NULL;
+	bool out = strcmp(x->manifest, "-") == 0;
+	int fd = out ? STDOUT_FILENO
+	             : open(x->manifest, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	struct fastrm_manifest *m = fd >= 0
+		? fastrm_manifest_new(fd, x->manifest_format,
+		                      x->manifest_failures ? FASTRM_MANIFEST_FAILURES : 0)
+		: NULL;
+	if (!m) {
+		error_msg(errno, "cannot write the manifest %s", quote_always(0, x->manifest));
+		exit(EXIT_FAILURE);
+	}
+	manifest_fd = out ? -1 : fd;
+	return m;
+}
+
+/* The manifest's summary with exit status @status, and the file closed:
+ * the exit status, made 1 where the manifest could not be written. */
+static int manifest_close(struct fastrm_manifest *m, const struct rm_options *x,
+                          int status)
+{
+	if (!m)
+		return status;
+	int rc = fastrm_manifest_finish(m, status);
+	fastrm_manifest_free(m);
+	if (manifest_fd >= 0 && close(manifest_fd) != 0 && rc == 0)
+		rc = -errno;
+	if (rc < 0) {
+		error_msg(-rc, "write error on the manifest %s", quote_always(0, x->manifest));
+		return EXIT_FAILURE;
+	}
+	return status;
+}
+
 static int run(char **files, size_t n, struct rm_options *x,
                bool preserve_root, bool prompt_once)
 {
 	static struct stat root_st;
+	struct fastrm_manifest *m = manifest_open(x);
 
 	if (x->recursive && preserve_root) {
 		if (lstat("/", &root_st) != 0) {
 			error_msg(errno, "failed to get attributes of %s",
 			          quote_always(0, "/"));
-			return EXIT_FAILURE;
+			return manifest_close(m, x, EXIT_FAILURE);
 		}
 		x->root = &root_st;
 	}
@@ -1152,7 +1344,7 @@ static int run(char **files, size_t n, struct rm_options *x,
 		                    : "%s: remove %ju argument%s? ",
 		        program_name, n_files, n_files == 1 ? "" : "s");
 		if (!yesno())
-			return EXIT_SUCCESS;
+			return manifest_close(m, x, EXIT_SUCCESS);
 	}
 
 	/* A closed stdout or stderr must not kill frm before it removed what
@@ -1166,7 +1358,7 @@ static int run(char **files, size_t n, struct rm_options *x,
 	args_left = (size_t)n_files;
 	if (x->progress)
 		progress_start(program_name);
-	enum rm_status status = rm(files, x);
+	enum rm_status status = rm(files, x, m);
 	progress_stop();
 	if (stop_signal) {
 		int sig = stop_signal;
@@ -1175,6 +1367,7 @@ static int run(char **files, size_t n, struct rm_options *x,
 		          signal_name(sig), done, done == 1 ? "y" : "ies");
 		if (x->stats)
 			print_stats();
+		manifest_close(m, x, 128 + sig);
 		fflush(stdout);
 		/* die of the signal, so that the caller sees how it ended */
 		signal(sig, SIG_DFL);
@@ -1185,9 +1378,9 @@ static int run(char **files, size_t n, struct rm_options *x,
 		print_stats();
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		error_msg(errno, "write error");
-		return EXIT_FAILURE;
+		return manifest_close(m, x, EXIT_FAILURE);
 	}
-	return status == RM_ERROR ? EXIT_FAILURE : EXIT_SUCCESS;
+	return manifest_close(m, x, status == RM_ERROR ? EXIT_FAILURE : EXIT_SUCCESS);
 }
 
 int main(int argc, char **argv)
@@ -1204,6 +1397,7 @@ int main(int argc, char **argv)
 	int status = parse_options(argc, argv, &x, &preserve_root, &prompt_once);
 	if (status >= 0)
 		return status;
+	answer_no = x.dry_run;
 	if (argc <= optind) {
 		if (x.ignore_missing)
 			return EXIT_SUCCESS;
