@@ -92,6 +92,63 @@ def _join(path, rel, as_bytes):
     return os.path.join(path, rel)
 
 
+_FORMATS = {"json": 0, "nul": 1}
+_REMOVED, _FAILED, _KEPT, _PLANNED = 1, 2, 3, 4
+
+
+class _Manifest:
+    """A manifest (fastrm_manifest(3)) written to @target: a path (made
+    or truncated) or an object with fileno() (its buffer flushed first)."""
+
+    def __init__(self, target, fmt, failures_only):
+        if fmt not in _FORMATS:
+            raise ValueError("manifest_format must be 'json' or 'nul'")
+        self.own = not hasattr(target, "fileno")
+        if self.own:
+            self.fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC |
+                              os.O_CLOEXEC, 0o666)
+        else:
+            if hasattr(target, "flush"):
+                target.flush()
+            self.fd = target.fileno()
+        try:
+            self.cap = _fastrm.manifest_new(self.fd, _FORMATS[fmt], failures_only)
+        except BaseException:
+            if self.own:
+                os.close(self.fd)
+            raise
+
+    def add(self, path, mode, outcome, err=0, op=None):
+        _fastrm.manifest_add(self.cap, os.fsencode(path), stat.S_IFMT(mode),
+                             outcome, err, op)
+
+    def close(self, status):
+        """The summary (status None: none), and the file closed."""
+        try:
+            _fastrm.manifest_close(self.cap, status)
+        finally:
+            if self.own:
+                os.close(self.fd)
+
+
+def _open_manifest(manifest, manifest_format, manifest_failures):
+    if manifest is None:
+        return None
+    return _Manifest(manifest, manifest_format, manifest_failures)
+
+
+def _patterns(exclude):
+    """exclude= as the library takes it: a list of bytes, or None."""
+    if exclude is None:
+        return None
+    if isinstance(exclude, (str, bytes, os.PathLike)):
+        exclude = [exclude]
+    pats = [os.fsencode(p) for p in exclude]
+    if any(b"\0" in p for p in pats):
+        raise ValueError("embedded null byte")
+    return pats
+
+
 def _report(failures, path, onexc, as_bytes):
     for what, rel, err, is_dir, _level in failures:
         name = _join(path, rel, as_bytes)
@@ -100,7 +157,8 @@ def _report(failures, path, onexc, as_bytes):
 
 
 def rmtree(path, ignore_errors=False, onerror=None, *, onexc=None, dir_fd=None,
-           jobs=None, order=None):
+           jobs=None, order=None, exclude=None, dry_run=False, manifest=None,
+           manifest_format="json", manifest_failures=False):
     """Recursively delete a directory tree, as shutil.rmtree does.
 
     If dir_fd is not None, it should be a file descriptor open to a
@@ -127,8 +185,35 @@ def rmtree(path, ignore_errors=False, onerror=None, *, onexc=None, dir_fd=None,
     In the main thread, a signal handler that raises (Ctrl-C) stops the
     removal within a few milliseconds and its exception is raised; what
     was not removed is left as it was.
+
+    exclude: shell patterns (a str, or a list): what matches one is kept
+    with what it holds, and so is every directory above it, path included,
+    without an error (frm --exclude: a pattern without '/' on the name, one
+    with '/' on the path below path; ending in '/': directories only).
+    dry_run: remove nothing; decide as a real call would (the handler is
+    called for what would fail, as far as can be seen: frm(1), DRY RUN).
+    manifest: a path or a file object: a record of each entry removed
+    (planned, in a dry run), failed or kept, and a summary (frm
+    --manifest; fastrm_manifest(3)); manifest_format "json" (JSON Lines)
+    or "nul"; manifest_failures: only what was left, and the summary.
     """
     sys.audit("shutil.rmtree", path, dir_fd)
+    pats = _patterns(exclude)
+    m = _open_manifest(manifest, manifest_format, manifest_failures)
+    failed = [0]
+    try:
+        _rmtree(path, ignore_errors, onerror, onexc, dir_fd, jobs, order, pats,
+                dry_run, m, failed)
+    except BaseException:
+        if m is not None:
+            m.close(None)
+        raise
+    if m is not None:
+        m.close(1 if failed[0] else 0)
+
+
+def _rmtree(path, ignore_errors, onerror, onexc, dir_fd, jobs, order, pats,
+            dry_run, m, failed):
     if ignore_errors:
         def onexc(*args):
             pass
@@ -144,6 +229,15 @@ def rmtree(path, ignore_errors=False, onerror=None, *, onexc=None, dir_fd=None,
                 exc_info = type(exc), exc, exc.__traceback__
             return onerror(func, path, exc_info)
 
+    handler = onexc
+
+    def onexc(func, p, exc):
+        # every failure counts for the manifest's exit status
+        failed[0] += 1
+        if m is not None and p == path and func is not os.rmdir:
+            m.add(p, 0, _FAILED, getattr(exc, "errno", 0) or 0, func.__name__)
+        return handler(func, p, exc)
+
     # As shutil's fd-based version: a bytes path is handled as str.
     if isinstance(path, bytes):
         path = os.fsdecode(path)
@@ -151,6 +245,12 @@ def rmtree(path, ignore_errors=False, onerror=None, *, onexc=None, dir_fd=None,
         orig_st = os.lstat(path, dir_fd=dir_fd)
     except Exception as err:
         onexc(os.lstat, path, err)
+        return
+    if pats is not None and _fastrm.excluded(
+            pats, os.path.basename(os.fsencode(path).rstrip(b"/")) or b"/",
+            stat.S_ISDIR(orig_st.st_mode)):
+        if m is not None:
+            m.add(path, orig_st.st_mode, _KEPT, 0, "excluded")
         return
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK, dir_fd=dir_fd)
@@ -160,20 +260,51 @@ def rmtree(path, ignore_errors=False, onerror=None, *, onexc=None, dir_fd=None,
         return
     try:
         if os.path.samestat(orig_st, os.fstat(fd)):
+            excluded = 0
             if stat.S_ISDIR(orig_st.st_mode):
-                failures, _ = _fastrm.empty_fd(fd, jobs, order, False)
+                if m is not None:
+                    _fastrm.manifest_set_base(m.cap, os.fsencode(path))
+                    path = os.fspath(path)
+                failures, st = _fastrm.empty_fd(fd, jobs, order, False, pats,
+                                                None if m is None else m.cap,
+                                                dry_run)
+                excluded = st["excluded"]
                 _report(failures, path, onexc, False)
             else:
                 try:
                     raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), path)
                 except OSError as err:
                     onexc(os.scandir, path, err)
+            os.close(fd)
+            fd_closed = True
+            if excluded:
+                return  # kept, as what was excluded below it: no error
+            below = failed[0]
+            if dry_run:
+                parent = os.path.dirname(os.fspath(path).rstrip("/")) or "."
+                if below:
+                    err = OSError(errno.ENOTEMPTY, os.strerror(errno.ENOTEMPTY), path)
+                elif not os.access(parent, os.W_OK | os.X_OK, dir_fd=dir_fd,
+                                   effective_ids=os.access in os.supports_effective_ids):
+                    err = PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
+                else:
+                    if m is not None:
+                        m.add(path, stat.S_IFDIR, _PLANNED)
+                    return
+                if m is not None and not below:
+                    m.add(path, stat.S_IFDIR, _FAILED, err.errno, "rmdir")
+                _raise_into(onexc, os.rmdir, path, err)
+                return
             try:
-                os.close(fd)
-                fd_closed = True
                 os.rmdir(path, dir_fd=dir_fd)
             except OSError as err:
+                # a failure below: the manifest says the path was kept
+                if m is not None and not below:
+                    m.add(path, stat.S_IFDIR, _FAILED, err.errno or 0, "rmdir")
                 onexc(os.rmdir, path, err)
+            else:
+                if m is not None:
+                    m.add(path, stat.S_IFDIR, _REMOVED)
         else:
             try:
                 # symlinks to directories are forbidden, see bug #1669
@@ -194,14 +325,17 @@ RemoveResult.__doc__ = """What remove() did.
 left: a list of (path, OSError), one per entry that could not be removed
   (the directories above it are kept and not listed), in the order met;
   empty when every path given is gone.
-stats: a dict: removed (entries removed, directories included),
+stats: a dict: removed (entries removed, directories included; in a
+  dry run, that would be), kept (entries left without a failure: excluded,
+  or directories above what was left), excluded (kept by an exclusion),
   workers (threads that ran), workers_fitted,
   subtrees_shared, read_ahead_requests, read_ahead_bytes, index_lookups,
   inodes_read_ahead (fastrm_rmtree(3), struct fastrm_rmtree_stats)."""
 
 
 def remove(paths, *, dir_fd=None, missing_ok=True, one_file_system=False,
-           jobs=None, order=None):
+           jobs=None, order=None, exclude=None, dry_run=False, manifest=None,
+           manifest_format="json", manifest_failures=False):
     """Remove every path of @paths (files, symlinks, or whole trees), at
     once, as `rm -rf PATH...` does: nothing raised for what could not be
     removed; the result says what is left.
@@ -212,7 +346,9 @@ def remove(paths, *, dir_fd=None, missing_ok=True, one_file_system=False,
     are refused, as GNU rm refuses them.  Raises TypeError or ValueError
     for bad arguments, OSError when the removal could not start; in the
     main thread, a signal handler's exception (KeyboardInterrupt) stops
-    it, what is not removed yet left.  jobs and order as in rmtree().
+    it, what is not removed yet left.  jobs, order, exclude, dry_run and
+    the manifest's arguments as in rmtree(); in a dry run, left says what
+    would be left.
     """
     if isinstance(paths, (str, bytes, os.PathLike)):
         raise TypeError("remove() takes a list of paths; for one, remove([path])")
@@ -220,11 +356,19 @@ def remove(paths, *, dir_fd=None, missing_ok=True, one_file_system=False,
     raw = [os.fsencode(p) for p in given]
     if any(b"\0" in p for p in raw):
         raise ValueError("embedded null byte")
-    if not raw:
-        return RemoveResult([], {})
-    failures, stats = _fastrm.remove(
-        raw, -100 if dir_fd is None else dir_fd, jobs, order, one_file_system,
-        missing_ok)
+    pats = _patterns(exclude)
+    m = _open_manifest(manifest, manifest_format, manifest_failures)
+    try:
+        failures, stats = _fastrm.remove(
+            raw, -100 if dir_fd is None else dir_fd, jobs, order, one_file_system,
+            missing_ok, pats, None if m is None else m.cap, dry_run) \
+            if raw else ([], {})
+    except BaseException:
+        if m is not None:
+            m.close(None)
+        raise
+    if m is not None:
+        m.close(1 if failures else 0)
     left = []
     for _what, p, err, _is_dir, _level in failures:
         name = p if isinstance(given[0], bytes) else os.fsdecode(p)

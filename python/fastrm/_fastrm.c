@@ -23,6 +23,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <fastrm/manifest.h>
 #include <fastrm/rmtree.h>
 
 #include "jobs.h"
@@ -51,6 +52,8 @@ struct run {
 	struct failure *v;
 	size_t n, cap;
 	unsigned long long removed; /* entries removed */
+	unsigned long long kept;    /* entries kept without a failure */
+	unsigned long long excluded; /* ...of them, by an exclusion */
 	int nomem;      /* a failure could not be recorded */
 	int empty_dot;  /* emptying: "." itself is not to be removed */
 	int missing_ok; /* a path given that does not exist is no failure */
@@ -89,6 +92,15 @@ static void on_removed(void *ctx, const struct fastrm_rmtree_entry *e)
 {
 	(void)e;
 	((struct run *)ctx)->removed++;
+}
+
+static void on_kept(void *ctx, const struct fastrm_rmtree_entry *e,
+                    enum fastrm_rmtree_keep why)
+{
+	(void)e;
+	struct run *r = ctx;
+	r->kept++;
+	r->excluded += why == FASTRM_RMTREE_KEPT_EXCLUDED;
 }
 
 static void run_free(struct run *r)
@@ -134,10 +146,13 @@ static int set_order(struct fastrm_rmtree_opts *o, PyObject *order)
 }
 
 static PyObject *stats_dict(const struct fastrm_rmtree_stats *s,
-                            unsigned long long removed)
+                            unsigned long long removed, unsigned long long kept,
+                            unsigned long long excluded)
 {
-	return Py_BuildValue("{s:K,s:I,s:I,s:n,s:n,s:n,s:n,s:n}",
+	return Py_BuildValue("{s:K,s:K,s:K,s:I,s:I,s:n,s:n,s:n,s:n,s:n}",
 	                     "removed", removed,
+	                     "kept", kept,
+	                     "excluded", excluded,
 	                     "workers", s->workers,
 	                     "workers_fitted", s->workers_fitted,
 	                     "subtrees_shared", (Py_ssize_t)s->subtrees_shared,
@@ -313,6 +328,7 @@ static PyObject *remove_at(int dirfd, char *const *paths,
 	o->ctx = r;
 	o->failed = on_failed;
 	o->removed = on_removed;
+	o->kept = on_kept;
 	rc = run_removal(dirfd, paths, o, &st, &raised);
 	if (raised) {
 		/* the handler's exception: what is left stays */
@@ -340,11 +356,11 @@ static PyObject *remove_at(int dirfd, char *const *paths,
 		}
 		PyList_SET_ITEM(list, (Py_ssize_t)i, t);
 	}
-	unsigned long long removed = r->removed;
+	unsigned long long removed = r->removed, kept = r->kept, excl = r->excluded;
 	run_free(r);
 	if (!list)
 		return NULL;
-	PyObject *sd = stats_dict(&st, removed);
+	PyObject *sd = stats_dict(&st, removed, kept, excl);
 	if (!sd) {
 		Py_DECREF(list);
 		return NULL;
@@ -352,8 +368,219 @@ static PyObject *remove_at(int dirfd, char *const *paths,
 	return Py_BuildValue("(NN)", list, sd);
 }
 
+/* ------------------------------------------------------------ manifest */
+
+#define MANIFEST_CAPSULE "fastrm._fastrm.manifest"
+
+struct manifest_ref {
+	struct fastrm_manifest *m; /* NULL once closed */
+};
+
+static void manifest_destroy(PyObject *cap)
+{
+	struct manifest_ref *ref = PyCapsule_GetPointer(cap, MANIFEST_CAPSULE);
+	if (ref) {
+		/* not closed: its file may be closed already; nothing more is
+		 * written */
+		free(ref);
+	}
+}
+
+static struct manifest_ref *manifest_of(PyObject *cap)
+{
+	struct manifest_ref *ref = PyCapsule_GetPointer(cap, MANIFEST_CAPSULE);
+	if (ref && !ref->m) {
+		PyErr_SetString(PyExc_ValueError, "manifest closed");
+		return NULL;
+	}
+	return ref;
+}
+
+static PyObject *manifest_error(int rc)
+{
+	errno = -rc;
+	return PyErr_SetFromErrno(PyExc_OSError);
+}
+
+PyDoc_STRVAR(manifest_new_doc,
+"manifest_new(fd, format, failures_only) -> manifest\n\n"
+"A manifest (fastrm_manifest(3)) written to fd; format 0: JSON Lines, 1: NUL.");
+
+static PyObject *manifest_new(PyObject *self, PyObject *args)
+{
+	(void)self;
+	int fd, format, failures;
+	if (!PyArg_ParseTuple(args, "iip", &fd, &format, &failures))
+		return NULL;
+	struct manifest_ref *ref = calloc(1, sizeof *ref);
+	if (!ref)
+		return PyErr_NoMemory();
+	ref->m = fastrm_manifest_new(fd, format, failures ? FASTRM_MANIFEST_FAILURES : 0);
+	if (!ref->m) {
+		free(ref);
+		return PyErr_SetFromErrno(PyExc_OSError);
+	}
+	PyObject *cap = PyCapsule_New(ref, MANIFEST_CAPSULE, manifest_destroy);
+	if (!cap) {
+		fastrm_manifest_free(ref->m);
+		free(ref);
+	}
+	return cap;
+}
+
+PyDoc_STRVAR(manifest_add_doc,
+"manifest_add(manifest, path, mode, outcome, errno, op) -> None\n\n"
+"A record of one entry (path: bytes; outcome: 1 removed, 2 failed, 3 kept,\n"
+"4 planned; op: str or None).");
+
+static PyObject *manifest_add(PyObject *self, PyObject *args)
+{
+	(void)self;
+	PyObject *cap;
+	const char *path, *op;
+	Py_ssize_t plen;
+	unsigned int mode;
+	int outcome, err;
+	if (!PyArg_ParseTuple(args, "Oy#Iiiz", &cap, &path, &plen, &mode, &outcome,
+	                      &err, &op))
+		return NULL;
+	struct manifest_ref *ref = manifest_of(cap);
+	if (!ref)
+		return NULL;
+	int rc = fastrm_manifest_add(ref->m, path, (mode_t)mode,
+	                             (enum fastrm_outcome)outcome, err, op);
+	if (rc < 0)
+		return manifest_error(rc);
+	Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(manifest_close_doc,
+"manifest_close(manifest, exit_status) -> None\n\n"
+"The summary record (exit_status: None for none), what is buffered written\n"
+"out, and the manifest closed (its file is the caller's).");
+
+static PyObject *manifest_close(PyObject *self, PyObject *args)
+{
+	(void)self;
+	PyObject *cap, *status;
+	if (!PyArg_ParseTuple(args, "OO", &cap, &status))
+		return NULL;
+	struct manifest_ref *ref = manifest_of(cap);
+	if (!ref)
+		return NULL;
+	int rc = 0;
+	if (status != Py_None) {
+		long st = PyLong_AsLong(status);
+		if (st == -1 && PyErr_Occurred())
+			return NULL;
+		rc = fastrm_manifest_finish(ref->m, (int)st);
+	}
+	int rc2 = fastrm_manifest_free(ref->m);
+	ref->m = NULL;
+	if (rc < 0 || rc2 < 0)
+		return manifest_error(rc < 0 ? rc : rc2);
+	Py_RETURN_NONE;
+}
+
+/* The options every removal takes from Python: exclude (a list of
+ * bytes, or None), a manifest (or None), dry_run.  *@pats: the patterns,
+ * to free with free_patterns(). */
+static int set_extra(struct fastrm_rmtree_opts *o, PyObject *exclude,
+                     PyObject *manifest, int dry_run, char ***pats)
+{
+	*pats = NULL;
+	if (dry_run)
+		o->flags |= FASTRM_RMTREE_DRY_RUN;
+	if (manifest != Py_None) {
+		struct manifest_ref *ref = manifest_of(manifest);
+		if (!ref)
+			return -1;
+		o->manifest = ref->m;
+	}
+	if (exclude == Py_None)
+		return 0;
+	if (!PyList_Check(exclude)) {
+		PyErr_SetString(PyExc_TypeError, "exclude must be a list of bytes");
+		return -1;
+	}
+	Py_ssize_t n = PyList_GET_SIZE(exclude);
+	char **v = calloc((size_t)n + 1, sizeof *v);
+	if (!v) {
+		PyErr_NoMemory();
+		return -1;
+	}
+	*pats = v;
+	for (Py_ssize_t i = 0; i < n; i++) {
+		PyObject *b = PyList_GET_ITEM(exclude, i);
+		if (!PyBytes_Check(b)) {
+			PyErr_SetString(PyExc_TypeError, "exclude must be a list of bytes");
+			return -1;
+		}
+		if (!(v[i] = strdup(PyBytes_AS_STRING(b)))) {
+			PyErr_NoMemory();
+			return -1;
+		}
+	}
+	o->exclude = (const char *const *)v;
+	return 0;
+}
+
+static void free_patterns(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+PyDoc_STRVAR(excluded_doc,
+"excluded(patterns, name, is_dir) -> bool\n\n"
+"Whether a path given named name (bytes) matches one of patterns (a list\n"
+"of bytes) as the library's exclusions match it.");
+
+static PyObject *excluded(PyObject *self, PyObject *args)
+{
+	(void)self;
+	PyObject *list;
+	const char *name;
+	int is_dir;
+	if (!PyArg_ParseTuple(args, "Oyp", &list, &name, &is_dir))
+		return NULL;
+	struct fastrm_rmtree_opts o = { .size = sizeof o };
+	char **pats = NULL;
+	if (set_extra(&o, list, Py_None, 0, &pats) < 0) {
+		free_patterns(pats);
+		return NULL;
+	}
+	int rc = pats ? fastrm_rmtree_excluded((const char *const *)pats, name, NULL, is_dir)
+	              : 0;
+	free_patterns(pats);
+	if (rc < 0)
+		return PyErr_NoMemory();
+	return PyBool_FromLong(rc);
+}
+
+PyDoc_STRVAR(manifest_set_base_doc,
+"manifest_set_base(manifest, path) -> None\n\n"
+"Records of \".\" and \"./...\" are written with path (bytes) for \".\".");
+
+static PyObject *manifest_set_base(PyObject *self, PyObject *args)
+{
+	(void)self;
+	PyObject *cap;
+	const char *path;
+	if (!PyArg_ParseTuple(args, "Oy", &cap, &path))
+		return NULL;
+	struct manifest_ref *ref = manifest_of(cap);
+	if (!ref)
+		return NULL;
+	if (fastrm_manifest_set_base(ref->m, path) < 0)
+		return PyErr_NoMemory();
+	Py_RETURN_NONE;
+}
+
 PyDoc_STRVAR(empty_fd_doc,
-"empty_fd(fd, jobs, order, one_file_system) -> (failures, stats)\n\n"
+"empty_fd(fd, jobs, order, one_file_system, exclude, manifest, dry_run)\n"
+"    -> (failures, stats)\n\n"
 "Remove everything in the directory open as fd (which is kept).\n"
 "failures: a list of (what, path, errno, is_dir, level), path (bytes)\n"
 "relative to fd as b'./name/...', in the order met.");
@@ -361,42 +588,56 @@ PyDoc_STRVAR(empty_fd_doc,
 static PyObject *empty_fd(PyObject *self, PyObject *args)
 {
 	(void)self;
-	int fd, xdev;
-	PyObject *jobs, *order;
-	if (!PyArg_ParseTuple(args, "iOOp", &fd, &jobs, &order, &xdev))
+	int fd, xdev, dry;
+	PyObject *jobs, *order, *exclude, *manifest;
+	if (!PyArg_ParseTuple(args, "iOOpOOp", &fd, &jobs, &order, &xdev, &exclude,
+	                      &manifest, &dry))
 		return NULL;
 	struct fastrm_rmtree_opts o = { .size = sizeof o };
-	if (set_jobs(&o, jobs) < 0 || set_order(&o, order) < 0)
+	char **pats = NULL;
+	if (set_jobs(&o, jobs) < 0 || set_order(&o, order) < 0 ||
+	    set_extra(&o, exclude, manifest, dry, &pats) < 0) {
+		free_patterns(pats);
 		return NULL;
+	}
 	o.flags |= FASTRM_RMTREE_ALLOW_DOTS | (xdev ? FASTRM_RMTREE_XDEV : 0);
 	struct run r = { .empty_dot = 1 };
 	char *paths[] = { ".", NULL };
 	if (jobs == Py_None)
 		o.workers = auto_jobs_at(o.workers, fd, paths);
-	return remove_at(fd, paths, &o, &r);
+	PyObject *ret = remove_at(fd, paths, &o, &r);
+	free_patterns(pats);
+	return ret;
 }
 
 PyDoc_STRVAR(remove_doc,
-"remove(paths, dir_fd, jobs, order, one_file_system, missing_ok) ->\n"
+"remove(paths, dir_fd, jobs, order, one_file_system, missing_ok, exclude,\n"
+"       manifest, dry_run) ->\n"
 "    (failures, stats)\n\n"
 "Remove every path of the list paths (bytes), as rm -r does.");
 
 static PyObject *remove_paths(PyObject *self, PyObject *args)
 {
 	(void)self;
-	PyObject *seq, *jobs, *order;
-	int dirfd, xdev, missing_ok;
-	if (!PyArg_ParseTuple(args, "O!iOOpp", &PyList_Type, &seq, &dirfd, &jobs,
-	                      &order, &xdev, &missing_ok))
+	PyObject *seq, *jobs, *order, *exclude, *manifest;
+	int dirfd, xdev, missing_ok, dry;
+	if (!PyArg_ParseTuple(args, "O!iOOppOOp", &PyList_Type, &seq, &dirfd, &jobs,
+	                      &order, &xdev, &missing_ok, &exclude, &manifest, &dry))
 		return NULL;
 	struct fastrm_rmtree_opts o = { .size = sizeof o };
-	if (set_jobs(&o, jobs) < 0 || set_order(&o, order) < 0)
+	char **pats = NULL;
+	if (set_jobs(&o, jobs) < 0 || set_order(&o, order) < 0 ||
+	    set_extra(&o, exclude, manifest, dry, &pats) < 0) {
+		free_patterns(pats);
 		return NULL;
+	}
 	o.flags |= xdev ? FASTRM_RMTREE_XDEV : 0;
 	Py_ssize_t n = PyList_GET_SIZE(seq);
 	char **paths = calloc((size_t)n + 1, sizeof *paths);
-	if (!paths)
+	if (!paths) {
+		free_patterns(pats);
 		return PyErr_NoMemory();
+	}
 	PyObject *ret = NULL;
 	Py_ssize_t i;
 	for (i = 0; i < n; i++) {
@@ -419,12 +660,18 @@ out:
 	for (i = 0; i < n; i++)
 		free(paths[i]);
 	free(paths);
+	free_patterns(pats);
 	return ret;
 }
 
 static PyMethodDef methods[] = {
 	{ "empty_fd", empty_fd, METH_VARARGS, empty_fd_doc },
 	{ "remove", remove_paths, METH_VARARGS, remove_doc },
+	{ "manifest_new", manifest_new, METH_VARARGS, manifest_new_doc },
+	{ "manifest_set_base", manifest_set_base, METH_VARARGS, manifest_set_base_doc },
+	{ "excluded", excluded, METH_VARARGS, excluded_doc },
+	{ "manifest_add", manifest_add, METH_VARARGS, manifest_add_doc },
+	{ "manifest_close", manifest_close, METH_VARARGS, manifest_close_doc },
 	{ NULL, NULL, 0, NULL },
 };
 

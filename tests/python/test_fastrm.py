@@ -166,6 +166,41 @@ class Rmtree(Base):
         self.assertFalse(os.path.lexists(self.p("t")))
 
 
+class Exclude(Base):
+    def test_excluded_kept_with_what_is_above(self):
+        make_tree(self.p("t"), 2, 2, 2)
+        open(self.p("t", "d1", "d0", "x.keep"), "w").close()
+        fastrm.rmtree(self.p("t"), exclude=["*.keep", "d0/d1"])
+        # kept, and the directories above them; the rest gone, no error
+        self.assertTrue(os.path.exists(self.p("t", "d1", "d0", "x.keep")))
+        self.assertTrue(os.path.isdir(self.p("t", "d0", "d1")))
+        self.assertTrue(os.path.exists(self.p("t", "d0", "d1", "f0")))
+        self.assertFalse(os.path.exists(self.p("t", "d1", "d0", "f0")))
+        self.assertFalse(os.path.exists(self.p("t", "d0", "d0")))
+        self.assertFalse(os.path.exists(self.p("t", "f0")))
+
+    def test_the_path_given_excluded(self):
+        make_tree(self.p("t"), 1, 1, 1)
+        r = fastrm.remove([self.p("t")], exclude="t")
+        self.assertEqual(r.left, [])
+        self.assertEqual(r.stats["kept"], 1)
+        fastrm.rmtree(self.p("t"), exclude=["t/"])  # a directory: kept
+        self.assertTrue(os.path.exists(self.p("t", "f0")))
+
+    def test_dry_run_removes_nothing(self):
+        n = make_tree(self.p("t"), 2, 3, 1) + 1
+        r = fastrm.remove([self.p("t")], dry_run=True, exclude=["f0"],
+                          manifest=self.p("m"), manifest_format="nul")
+        self.assertEqual(r.left, [])
+        self.assertEqual(make_tree(self.p("t"), 2, 3, 1) + 1, n)  # all there
+        with open(self.p("m"), "rb") as f:
+            recs = [x.split(b"\t") for x in f.read().split(b"\0") if x]
+        outcomes = [x[0] for x in recs]
+        self.assertEqual(outcomes.count(b"kept"), 3 + 3)  # the f0s, and dirs
+        self.assertEqual(outcomes.count(b"planned"), n - 6)
+        self.assertEqual(outcomes[-1], b"summary")
+
+
 class Remove(Base):
     def test_several_paths(self):
         make_tree(self.p("a"))
@@ -369,6 +404,53 @@ class Unremovable(Base):
         fastrm.rmtree(t, ignore_errors=True)
         self.assertFalse(os.path.exists(self.p("t", "d0")))
         self.assertTrue(os.path.exists(self.p("t", "d1", "f0")))
+
+    def test_dry_run_is_the_real_run(self):
+        t = self.make()
+        before = self.inventory(t)
+        dry = []
+        fastrm.rmtree(t, dry_run=True, onexc=lambda f, p, e: dry.append((f, p, e.errno)),
+                      manifest=self.p("dry.jsonl"))
+        self.assertEqual(self.inventory(t), before)  # nothing removed
+        real = []
+        fastrm.rmtree(t, onexc=lambda f, p, e: real.append((f, p, e.errno)),
+                      manifest=self.p("real.jsonl"))
+        # the same failures, but the directory that could not be read:
+        # the dry run cannot tell whether it is empty, and says its
+        # read's error as the real run does
+        self.assertEqual(sorted(dry, key=str), sorted(real, key=str))
+        gone = before - self.inventory(t)
+        planned = {r["path"] for r in self.records("dry.jsonl") if r["outcome"] == "planned"}
+        removed = {r["path"] for r in self.records("real.jsonl") if r["outcome"] == "removed"}
+        self.assertEqual(planned, removed)
+        self.assertEqual(removed, gone)
+
+    def test_manifest_accounts_for_every_entry(self):
+        t = self.make()
+        before = self.inventory(t)
+        r = fastrm.remove([t], manifest=self.p("m.jsonl"))
+        recs = self.records("m.jsonl")
+        summary = recs.pop()
+        self.assertEqual(summary["outcome"], "summary")
+        self.assertEqual(summary["exit_status"], 1)
+        by = {}
+        for rec in recs:
+            by.setdefault(rec["outcome"], set()).add(rec["path"])
+        self.assertEqual(by["removed"] | by["failed"] | by["kept"], before)
+        self.assertEqual(by["failed"] | by["kept"], self.inventory(t))
+        self.assertEqual({p for p, _ in r.left}, by["failed"])
+        self.assertEqual(summary["failed"], len(r.left))
+
+    def inventory(self, t):
+        out = {t} if os.path.lexists(t) else set()
+        for root, dirs, files in os.walk(t):
+            out.update(os.path.join(root, n) for n in dirs + files)
+        return out
+
+    def records(self, name):
+        import json
+        with open(self.p(name)) as f:
+            return [json.loads(line) for line in f]
 
     def test_remove_lists_what_is_left(self):
         t = self.make()
