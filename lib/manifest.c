@@ -72,27 +72,23 @@ struct fastrm_manifest {
 	unsigned nwatch;
 };
 
-static const char *type_name(mode_t mode)
+static unsigned type_index(mode_t mode)
 {
 	switch (mode & S_IFMT) {
-	case S_IFREG: return type_names[T_FILE];
-	case S_IFDIR: return type_names[T_DIR];
-	case S_IFLNK: return type_names[T_LINK];
-	case S_IFIFO: return type_names[T_FIFO];
-	case S_IFSOCK: return type_names[T_SOCK];
-	case S_IFCHR: return type_names[T_CHR];
-	case S_IFBLK: return type_names[T_BLK];
-	default: return type_names[T_UNKNOWN];
+	case S_IFREG: return T_FILE;
+	case S_IFDIR: return T_DIR;
+	case S_IFLNK: return T_LINK;
+	case S_IFIFO: return T_FIFO;
+	case S_IFSOCK: return T_SOCK;
+	case S_IFCHR: return T_CHR;
+	case S_IFBLK: return T_BLK;
+	default: return T_UNKNOWN;
 	}
 }
 
-static unsigned type_index(mode_t mode)
+static const char *type_name(mode_t mode)
 {
-	const char *n = type_name(mode);
-	for (unsigned i = 0; i < NTYPES; i++)
-		if (type_names[i] == n)
-			return i;
-	return T_UNKNOWN;
+	return type_names[type_index(mode)];
 }
 
 const char *manifest_errno_name(int err)
@@ -138,7 +134,7 @@ static void flush(struct fastrm_manifest *m)
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {
-			m->err = w < 0 ? errno : EIO;
+			__atomic_store_n(&m->err, w < 0 ? errno : EIO, __ATOMIC_RELAXED);
 			break;
 		}
 		done += (size_t)w;
@@ -184,6 +180,17 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 	return len;
 }
 
+/* The bytes a JSON string holds as they are. */
+static const bool plain[256] = {
+#define OK(c) ((c) != '"' && (c) != '\\')
+#define P4(c) [c] = OK(c), [c + 1] = OK(c + 1), [c + 2] = OK(c + 2), [c + 3] = OK(c + 3)
+#define P16(c) P4(c), P4(c + 4), P4(c + 8), P4(c + 12)
+	P16(0x20), P16(0x30), P16(0x40), P16(0x50), P16(0x60), P16(0x70),
+#undef P16
+#undef P4
+#undef OK
+};
+
 /* @s (@n bytes) as the inside of a JSON string: the room it needs is at
  * most 6 bytes a byte. */
 static void put_json(struct fastrm_manifest *m, const char *str, size_t n)
@@ -192,12 +199,17 @@ static void put_json(struct fastrm_manifest *m, const char *str, size_t n)
 	const unsigned char *s = (const unsigned char *)str;
 	char *o = m->buf + m->len;
 	for (size_t i = 0; i < n;) {
-		unsigned char c = s[i];
-		if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-			*o++ = (char)c;
-			i++;
+		/* a run of bytes written as they are, copied at once */
+		size_t j = i;
+		while (j < n && plain[s[j]])
+			j++;
+		if (j > i) {
+			memcpy(o, s + i, j - i);
+			o += j - i;
+			i = j;
 			continue;
 		}
+		unsigned char c = s[i];
 		if (c >= 0x80) {
 			size_t l = utf8_len(s + i, n - i);
 			if (l) {
@@ -351,11 +363,16 @@ FASTRM_EXPORT int fastrm_manifest_add(struct fastrm_manifest *m, const char *pat
 	if (outcome < FASTRM_OUTCOME_REMOVED || outcome > FASTRM_OUTCOME_PLANNED)
 		return -EINVAL;
 	bool dot = path[0] == '.' && (path[1] == '\0' || path[1] == '/');
+	bool left = outcome == FASTRM_OUTCOME_FAILED || outcome == FASTRM_OUTCOME_KEPT;
+	if ((m->flags & FASTRM_MANIFEST_FAILURES) && !left) {
+		/* counted only: no lock (the summary reads them under it,
+		 * once every writer is done) */
+		uintmax_t *c = outcome == FASTRM_OUTCOME_REMOVED ? m->removed : m->planned;
+		__atomic_add_fetch(&c[type_index(mode)], 1, __ATOMIC_RELAXED);
+		return __atomic_load_n(&m->err, __ATOMIC_RELAXED) ? -m->err : 0;
+	}
 	pthread_mutex_lock(&m->mu);
 	count(m, mode, outcome, err);
-	bool left = outcome == FASTRM_OUTCOME_FAILED || outcome == FASTRM_OUTCOME_KEPT;
-	if ((m->flags & FASTRM_MANIFEST_FAILURES) && !left)
-		goto out;
 	if (outcome == FASTRM_OUTCOME_KEPT && !op)
 		op = "below";
 	const char *base = dot && m->base ? m->base : NULL;
@@ -373,7 +390,7 @@ FASTRM_EXPORT int fastrm_manifest_add(struct fastrm_manifest *m, const char *pat
 	size_t mark = begin_record(m, max);
 	if (mark == SIZE_MAX) {
 		if (!m->err)
-			m->err = ENOMEM;
+			__atomic_store_n(&m->err, ENOMEM, __ATOMIC_RELAXED);
 		goto out;
 	}
 	if (m->format == FASTRM_MANIFEST_JSON) {
@@ -500,7 +517,7 @@ FASTRM_EXPORT int fastrm_manifest_finish(struct fastrm_manifest *m, int exit_sta
 	size_t mark = begin_record(m, 512 + 40 * (MAX_ERRNO + 1) + 60 * 2 * NTYPES);
 	if (mark == SIZE_MAX) {
 		if (!m->err)
-			m->err = ENOMEM;
+			__atomic_store_n(&m->err, ENOMEM, __ATOMIC_RELAXED);
 		goto out;
 	}
 	if (m->format == FASTRM_MANIFEST_NUL)
