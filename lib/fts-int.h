@@ -40,4 +40,15 @@ void fts_share_device(FTS *sp, struct device_walk *dw);
  * false: fts(3)'s order again.  Takes effect at the next directory read. */
 void fts_dirs_last(FTS *sp, bool on);
 
+/* Let @sp tell @fn, with @ctx, what each read of a directory listed: the
+ * directory's entry, how many entries, how many of them directories (by
+ * their d_type), whether they are the first of that directory (its read
+ * from the start), whether the directory is now listed to its end, and
+ * how many entries it listed in all so far.  Called from fts_read, in the
+ * stream's thread; no system call is made for it.  NULL: nothing is
+ * told. */
+typedef void (*fts_listed_fn)(void *ctx, const FTSENT *dir, size_t n,
+                              size_t ndirs, bool first, bool done, size_t total);
+void fts_on_listed(FTS *sp, fts_listed_fn fn, void *ctx);
+
 #endif

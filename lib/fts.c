@@ -138,6 +138,8 @@ struct stream {
 	struct device_walk *dw;    /* ...this one, or fts_share_device's */
 	bool no_advisor;           /* dw_own's advisor could not be made */
 	bool dirs_last;            /* fts_dirs_last() */
+	fts_listed_fn listed;      /* fts_on_listed() */
+	void *listed_ctx;
 };
 
 #define ST(sp) ((struct stream *)(void *)(sp))
@@ -932,6 +934,7 @@ struct emit_ctx {
 	struct level *L;
 	size_t base; /* length of the parent's path plus the slash */
 	int fatal;   /* errno of a failure that stops the walk */
+	size_t ndirs; /* directories among the entries listed (fts_on_listed) */
 };
 
 static int emit(void *c, const struct fastrm_dirent *d)
@@ -977,6 +980,7 @@ static int emit(void *c, const struct fastrm_dirent *d)
 	}
 	batch_append(&L->batch, p);
 	L->nread++;
+	ctx->ndirs += d->type == DT_DIR;
 	return 0;
 }
 
@@ -1072,7 +1076,8 @@ static enum build_result build(struct stream *st, struct level *L, size_t cap)
 	}
 	L->reading = true;
 
-	struct emit_ctx ctx = { st, L, path_base(L->dir) + 1, 0 };
+	struct emit_ctx ctx = { st, L, path_base(L->dir) + 1, 0, 0 };
+	size_t nread = L->nread;
 	bool compar = st->pub.fts_compar != NULL;
 	if (!L->order)
 		L->order = compar ? &order_directory : st->order;
@@ -1129,6 +1134,9 @@ static enum build_result build(struct stream *st, struct level *L, size_t cap)
 	}
 	if (L->done)
 		policy_release(st, L);
+	if (st->listed && (L->nread > nread || L->done))
+		st->listed(st->listed_ctx, L->dir, L->nread - nread, ctx.ndirs, nread == 0,
+		           L->done, L->nread);
 	if (compar)
 		batch_arrange(st, &L->batch);
 	else if (st->dirs_last && !L->src.sorted)
@@ -1704,6 +1712,12 @@ void fts_share_device(FTS *sp, struct device_walk *dw)
 void fts_dirs_last(FTS *sp, bool on)
 {
 	ST(sp)->dirs_last = on;
+}
+
+void fts_on_listed(FTS *sp, fts_listed_fn fn, void *ctx)
+{
+	ST(sp)->listed = fn;
+	ST(sp)->listed_ctx = ctx;
 }
 
 FASTRM_EXPORT int fastrm_fts_set_memory_budget(FTS *sp, size_t bytes)

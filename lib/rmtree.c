@@ -161,6 +161,23 @@ struct node {
 	struct stat st;        /* type, dev, ino: for the callbacks */
 };
 
+/* The estimate of the entries in all (opts->estimate), by depth; deeper
+ * levels share the last. */
+#define EST_DEPTH 64
+struct estimator {
+	pthread_mutex_t lock;
+	unsigned long long *out;        /* opts->estimate */
+	unsigned long long listed;      /* entries listed, and paths given */
+	unsigned long long read[EST_DEPTH];    /* directories read */
+	unsigned long long entries[EST_DEPTH]; /* entries they listed */
+	unsigned long long subdirs[EST_DEPTH]; /* of them directories */
+	long long unread[EST_DEPTH];    /* directories listed, not yet entered */
+	/* directories listed to their end, and what they held; directories
+	 * listed in part so far (larger than a batch), and what they listed */
+	unsigned long long complete[EST_DEPTH], complete_entries[EST_DEPTH];
+	long long partial[EST_DEPTH], partial_entries[EST_DEPTH];
+};
+
 /* An exclusion (opts->exclude), as matched. */
 struct exclusion {
 	char *pat;             /* trailing slashes (and a path's leading
@@ -174,6 +191,7 @@ struct pool {
 	struct exclusion *excl;
 	size_t nexcl;
 	bool dry;              /* FASTRM_RMTREE_DRY_RUN */
+	struct estimator est;  /* est.out: opts->estimate */
 	const struct fastrm_order *order;
 	size_t budget;         /* for the whole pool */
 	size_t held;           /* what the walks' policies hold (fts_share_budget) */
@@ -421,65 +439,60 @@ static int plan_dir(int dfd, bool *sticky, dev_t *dev)
 static int plan(int fd, const char *name, bool is_dir, const struct stat *st,
                 bool declined, FTSENT *parent)
 {
-	if (is_dir && declined)
-		return ENOTEMPTY;
-	/* a path given with a '/' in it: its parent directory by that path */
-	size_t end = strlen(name);
-	while (end > 1 && name[end - 1] == '/')
-		end--;
-	const char *last = memrchr(name, '/', end);
-	last = last ? last + 1 : name;
-	if (is_dir && (end - (size_t)(last - name) == 1 ? last[0] == '.'
-	               : end - (size_t)(last - name) == 2 && last[0] == '.' && last[1] == '.'))
-		return EINVAL; /* rmdir(".") (fastrm_rmtreeat's "."), as the real one */
-	char *dir = NULL;
-	const char *slash;
+	/* a path given may hold a '/': its parent directory by that path,
+	 * its last component (trailing slashes aside) the name there */
 	size_t len = strlen(name);
 	while (len > 1 && name[len - 1] == '/')
 		len--;
-	slash = memrchr(name, '/', len);
+	const char *slash = memrchr(name, '/', len);
+	const char *last = slash ? slash + 1 : name;
+	size_t last_len = len - (size_t)(last - name);
+	if (is_dir && last[0] == '.' &&
+	    (last_len == 1 || (last_len == 2 && last[1] == '.')))
+		return EINVAL; /* rmdir(".") (fastrm_rmtreeat's "."), as the real one */
+	char *base = strndup(last, last_len);
+	if (!base)
+		return ENOMEM;
 	int dfd = fd;
 	if (slash) {
-		dir = strndup(name, slash == name ? 1 : (size_t)(slash - name));
+		char *dir = strndup(name, slash == name ? 1 : (size_t)(slash - name));
 		dfd = dir ? openat(fd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+		int e = dir ? errno : ENOMEM;
 		free(dir);
-		if (dfd < 0)
-			return errno ? errno : ENOMEM;
+		if (dfd < 0) {
+			free(base);
+			return e;
+		}
 	}
+	/* in the kernel's order: the directory above (permissions, flags,
+	 * the sticky rule), a mount point, then what it holds */
 	int err;
 	bool sticky;
 	dev_t pdev = 0;
-	if (parent && !slash && parent->fts_level >= FTS_ROOTLEVEL &&
-	    (parent->fts_number & NUM_PLAN)) {
+	bool cache = parent && !slash && parent->fts_level >= FTS_ROOTLEVEL;
+	if (cache && (parent->fts_number & NUM_PLAN)) {
 		err = PLAN_ERR(parent->fts_number);
 		sticky = (parent->fts_number & NUM_PLAN_STICKY) != 0;
 		pdev = parent->fts_statp->st_dev;
 	} else {
 		err = plan_dir(dfd, &sticky, &pdev);
-		if (parent && !slash && parent->fts_level >= FTS_ROOTLEVEL)
+		if (cache)
 			parent->fts_number |= NUM_PLAN | (sticky ? NUM_PLAN_STICKY : 0) |
 			                      ((long)(err & 0xffff) << PLAN_SHIFT);
 	}
-	if (!err && !parent) {
-		/* a path given, or a directory left waiting: is it there? */
-		struct stat es;
-		char *base = strndup(slash ? slash + 1 : name,
-		                     len - (slash ? (size_t)(slash + 1 - name) : 0));
-		if (!base || fstatat(dfd, base, &es, AT_SYMLINK_NOFOLLOW) != 0)
-			err = base ? errno : ENOMEM;
-		free(base);
-	}
+	struct stat es;
+	/* a path given, or a directory left waiting: is it there?  In a
+	 * sticky directory: whose is it? */
+	if (!err && (!parent || sticky) &&
+	    fstatat(dfd, base, &es, AT_SYMLINK_NOFOLLOW) != 0)
+		err = errno;
+	else if (!err && sticky && es.st_uid != geteuid())
+		err = EPERM;
 	if (!err && is_dir && st && pdev && st->st_dev != pdev)
 		err = EBUSY; /* a mount point */
-	if (!err && sticky) {
-		struct stat es;
-		char *base = strndup(slash ? slash + 1 : name,
-		                     len - (slash ? (size_t)(slash + 1 - name) : 0));
-		if (base && fstatat(dfd, base, &es, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    es.st_uid != geteuid())
-			err = EPERM;
-		free(base);
-	}
+	if (!err && is_dir && declined)
+		err = ENOTEMPTY; /* something in it was kept */
+	free(base);
 	if (dfd != fd)
 		close(dfd);
 	return err;
@@ -853,6 +866,104 @@ struct walk {
 	bool root_waits;    /* its node removes it once its subtrees are gone */
 	bool root_seen;     /* the caller's @root was asked about it */
 };
+
+/* -------------------------------------------------------- estimate */
+
+/* The entries in all: those listed; below each directory listed and not
+ * yet entered, as many as a directory at its depth has been seen to hold:
+ * at depth d, S(d) = c(d) + r(d) S(d + 1), c and r the mean entries and
+ * subdirectories of the directories read at that depth (0 where none was
+ * read yet: the estimate grows as the walk goes deeper); and in each
+ * directory listed in part so far, what the directories listed to their
+ * end at its depth held on average, less what it listed (each with what
+ * is below it).  With the estimator's lock. */
+static void estimate_publish(struct estimator *E)
+{
+	/* the paths given not met yet are unread entries at depth 0 */
+	double below = 0, total = (double)E->listed + (double)E->unread[0];
+	for (int d = EST_DEPTH - 1; d >= 0; d--) {
+		double deeper = below; /* S(d + 1) */
+		if (!E->read[d]) {
+			below = 0;
+			continue;
+		}
+		double c = (double)E->entries[d] / (double)E->read[d];
+		double r = (double)E->subdirs[d] / (double)E->read[d];
+		if (d == EST_DEPTH - 1) /* the levels deeper, as one */
+			below = r < 0.9 ? c / (1 - r) : 10 * c;
+		else
+			below = c + r * below;
+		if (E->unread[d] > 0)
+			total += (double)E->unread[d] * below;
+		if (E->partial[d] > 0 && E->complete[d]) {
+			double more = (double)E->partial[d] * (double)E->complete_entries[d] /
+			              (double)E->complete[d] - (double)E->partial_entries[d];
+			double q = E->entries[d] ? (double)E->subdirs[d] / (double)E->entries[d] : 0;
+			if (more > 0)
+				total += more * (1 + q * deeper);
+		}
+	}
+	__atomic_store_n(E->out, (unsigned long long)total, __ATOMIC_RELAXED);
+}
+
+static int est_depth(int level)
+{
+	return level < EST_DEPTH ? level : EST_DEPTH - 1;
+}
+
+/* fts_on_listed(): a directory of the walk @ctx listed @n entries (@total
+ * so far; @done: all). */
+static void estimate_listed(void *ctx, const FTSENT *dir, size_t n, size_t ndirs,
+                            bool first, bool done, size_t total)
+{
+	struct walk *k = ctx;
+	struct estimator *E = &k->w->P->est;
+	int level = k->t->level + (int)dir->fts_level, d = est_depth(level);
+	pthread_mutex_lock(&E->lock);
+	E->listed += n;
+	E->entries[d] += n;
+	E->subdirs[d] += ndirs;
+	E->read[d] += first;
+	E->unread[est_depth(level + 1)] += (long long)ndirs;
+	if (!first) {
+		/* listed in part before: what it counted then goes */
+		E->partial_entries[d] -= (long long)(total - n);
+		if (done)
+			E->partial[d]--;
+	} else if (!done) {
+		E->partial[d]++;
+	}
+	if (done) {
+		E->complete[d]++;
+		E->complete_entries[d] += total;
+	} else {
+		E->partial_entries[d] += (long long)total;
+	}
+	estimate_publish(E);
+	pthread_mutex_unlock(&E->lock);
+}
+
+/* Directory @ent was met by the walk that reads it (or skips it: kept,
+ * excluded): no longer one to guess about; a path given (any type): one
+ * more entry, and one fewer to guess about.  A directory handed over is
+ * met by the walk it goes to, as its root. */
+static void estimate_met(struct walk *k, const FTSENT *ent)
+{
+	struct estimator *E = &k->w->P->est;
+	if (!E->out)
+		return;
+	bool root = ent->fts_level == FTS_ROOTLEVEL;
+	bool given = root && !k->t->up && !k->t->again;
+	if (root && k->t->again)
+		return; /* read again: met the first time */
+	pthread_mutex_lock(&E->lock);
+	if (given)
+		E->listed++;
+	E->unread[est_depth(k->t->level + (int)ent->fts_level)]--;
+	estimate_publish(E);
+	pthread_mutex_unlock(&E->lock);
+}
+
 
 /* Keep every directory above @ent in this walk (a failure below). */
 static void keep_above(FTSENT *ent)
@@ -1274,8 +1385,11 @@ static void visit(struct walk *k, FTSENT *ent)
 	struct task *t = k->t;
 	struct fastrm_rmtree_entry e;
 
-	if (ent->fts_level != FTS_ROOTLEVEL && exclude(k, ent))
+	if (ent->fts_level != FTS_ROOTLEVEL && exclude(k, ent)) {
+		if (ent->fts_info == FTS_D)
+			estimate_met(k, ent);
 		return;
+	}
 	switch (ent->fts_info) {
 	case FTS_D:
 		if (ent->fts_level == FTS_ROOTLEVEL) {
@@ -1301,8 +1415,11 @@ static void visit(struct walk *k, FTSENT *ent)
 			t->root_len = ent->fts_pathlen;
 			enter(k, ent);
 		} else if (enter(k, ent) && share(k, ent)) {
+			/* met by the walk it goes to, when that reads it */
 			ent->fts_pointer = GIVEN_AWAY;
 			skip_tree(k->fts, ent);
+		} else if (!RETRIES(ent->fts_number)) {
+			estimate_met(k, ent);
 		}
 		return;
 	case FTS_DC:
@@ -1461,11 +1578,14 @@ static void run_task(struct worker *w, struct task *t)
 		fastrm_fts_set_memory_budget(k.fts, P->budget);
 		fts_share_budget(k.fts, &P->held);
 		fts_share_device(k.fts, &w->dw);
+		if (P->est.out)
+			fts_on_listed(k.fts, estimate_listed, &k);
 		FTSENT *ent = NULL;
 		while (!ended(P) && (ent = fastrm_fts_read(k.fts)) != NULL) {
 			if (ent->fts_level == FTS_ROOTLEVEL && !k.root_seen &&
 			    (k.root_seen = true)) {
 				bool given = !t->up && !t->again;
+				estimate_met(&k, ent);
 				if (given && P->o->manifest)
 					manifest_watch(P->o->manifest, k.fts->fts_cwd_fd,
 					               ent->fts_accpath);
@@ -1644,6 +1764,13 @@ FASTRM_EXPORT int fastrm_rmtreeat(int dirfd, char *const *paths,
 {
 	if (dirfd < 0 && dirfd != AT_FDCWD)
 		return -EBADF;
+	/* a caller built before 0.7: the fields it did not know are NULL */
+	struct fastrm_rmtree_opts own = { 0 };
+	if (opts && opts->size >= offsetof(struct fastrm_rmtree_opts, estimate)) {
+		memcpy(&own, opts, opts->size < sizeof own ? opts->size : sizeof own);
+		own.size = sizeof own;
+		opts = &own;
+	}
 	if (!paths || !opts || opts->size < sizeof *opts ||
 	    (opts->flags & ~(FASTRM_RMTREE_XDEV | FASTRM_RMTREE_FIT_WORKERS |
 	                     FASTRM_RMTREE_NO_PRESERVE_ROOT | FASTRM_RMTREE_ALLOW_DOTS |
@@ -1661,6 +1788,13 @@ FASTRM_EXPORT int fastrm_rmtreeat(int dirfd, char *const *paths,
 	};
 	P.order = opts->order ? opts->order : fastrm_order_by_name("auto");
 	P.dry = (opts->flags & FASTRM_RMTREE_DRY_RUN) != 0;
+	P.est.out = opts->estimate;
+	pthread_mutex_init(&P.est.lock, NULL);
+	if (P.est.out) {
+		__atomic_store_n(P.est.out, 0, __ATOMIC_RELAXED);
+		for (char *const *a = paths; *a; a++)
+			P.est.unread[0]++;
+	}
 	if (!exclusions_parse(&P, opts->exclude)) {
 		exclusions_free(&P);
 		return -ENOMEM;
@@ -1769,6 +1903,7 @@ FASTRM_EXPORT int fastrm_rmtreeat(int dirfd, char *const *paths,
 	}
 	device_advisor_free(P.adv);
 	exclusions_free(&P);
+	pthread_mutex_destroy(&P.est.lock);
 	free(w);
 	free(P.tid);
 	if (rc == 0)

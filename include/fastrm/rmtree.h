@@ -143,7 +143,9 @@ enum fastrm_rmtree_answer {
 #define FASTRM_RMTREE_DRY_RUN 0x20
 
 /** What fastrm_rmtree() is to do.  Zero-fill it, then set what is needed;
- *  set @size to sizeof (struct fastrm_rmtree_opts). */
+ *  set @size to sizeof (struct fastrm_rmtree_opts).  (The size of 0.2
+ *  to 0.6, which ended at @kept's place, is taken too: the fields after
+ *  it are then NULL.) */
 struct fastrm_rmtree_opts {
 	size_t size;
 	/** Worker threads at most (0 or 1: the calling thread alone).  They
@@ -195,6 +197,20 @@ struct fastrm_rmtree_opts {
 	 *  said. */
 	void (*kept)(void *ctx, const struct fastrm_rmtree_entry *e,
 	             enum fastrm_rmtree_keep why);
+	/** Since 0.7 (a field the structure did not have: a caller built
+	 *  before sets @size without it, and it is taken as NULL): where the
+	 *  library keeps an estimate of how many entries the paths given hold
+	 *  in all, removed ones included, 0 while it has none.  It is made
+	 *  from what the walks read anyway (how many entries each directory
+	 *  read held, how many of them directories, by depth), without a
+	 *  system call of its own, and rewritten (an atomic store) as each
+	 *  directory is read; read it with an atomic load
+	 *  (__atomic_load_n(p, __ATOMIC_RELAXED)) from any thread, e.g. a
+	 *  progress line's.  It converges as the walk proceeds: early on it
+	 *  is low where the tree's deeper levels are not read yet, and a
+	 *  directory whose entries are read in parts (larger than the memory
+	 *  budget) counts what was read.  NULL: none is made. */
+	unsigned long long *estimate;
 	/* A later release adds its fields here, and takes a smaller @size
 	 * as a caller that did not know them. */
 };

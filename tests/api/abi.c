@@ -125,7 +125,7 @@ OFF(struct fastrm_rmtree_entry, name, 16);
 OFF(struct fastrm_rmtree_entry, st, 24);
 OFF(struct fastrm_rmtree_entry, level, 32);
 OFF(struct fastrm_rmtree_entry, is_dir, 36);
-SIZE(struct fastrm_rmtree_opts, 112);
+SIZE(struct fastrm_rmtree_opts, 120); /* 112 until 0.6: still taken */
 OFF(struct fastrm_rmtree_opts, size, 0);
 OFF(struct fastrm_rmtree_opts, workers, 8);
 OFF(struct fastrm_rmtree_opts, order, 16);
@@ -140,6 +140,7 @@ OFF(struct fastrm_rmtree_opts, ask, 80); /* 0.3: was reserved[0] */
 OFF(struct fastrm_rmtree_opts, exclude, 88);  /* 0.7: was reserved[0] */
 OFF(struct fastrm_rmtree_opts, manifest, 96); /* 0.7: was reserved[1] */
 OFF(struct fastrm_rmtree_opts, kept, 104);    /* 0.7: was reserved[2] */
+OFF(struct fastrm_rmtree_opts, estimate, 112); /* 0.7: new */
 SIZE(struct fastrm_rmtree_stats, 64);
 OFF(struct fastrm_rmtree_stats, workers, 0);
 OFF(struct fastrm_rmtree_stats, workers_fitted, 4);

@@ -26,6 +26,8 @@ from e2e_common import test_dir
 FRM = os.path.abspath(sys.argv[1])
 FAULT = os.path.abspath(sys.argv[2])
 COLS = 100
+# a drawn line: the count and its share of the estimate ("?": none yet)
+DRAWN = re.compile(r"(\d+) removed \((\d+|\?)%\),")
 passed = failed = 0
 
 
@@ -126,7 +128,7 @@ with test_dir() as top:
     draws = out.count("elapsed")
     check(rc == 0 and not os.path.exists(os.path.join(top, "t")), "removed, exit 0", "exit %s" % rc)
     check(draws >= 4, "the line is redrawn while unlinks are slow", "%d draws in %r" % (draws, out[-300:]))
-    counts = [int(w.split(" removed")[0].split()[-1]) for w in out.split("\r") if " removed," in w]
+    counts = [int(m.group(1)) for m in DRAWN.finditer(out)]
     check(counts and counts == sorted(counts) and counts[-1] >= 10,
           "the count grows", repr(counts))
     check("0:01 elapsed" in out or "0:02 elapsed" in out, "the clock moves", repr(out[-300:]))
@@ -184,17 +186,21 @@ with test_dir() as top:
         check(rc == 0 and lefts and all("about 0:0" in l for l in lefts),
               "the time left is shown, and is seconds", repr(out[-400:]))
         check(screen(out) == [""], "clean after the estimate")
-        # several arguments: the last one alone could be estimated, not the
-        # whole removal, so no estimate at all while the first is removed
+        # several arguments: the one not reached yet counts as one like
+        # those read, so that removing the first of two shows half at most
         tree(top, 12000)
         tree(top, 12000, "a")
         rc, out, _ = run_on_pty(["-r", "--progress", "t", "a"], top, slow_some)
-        # t and its 12,000 entries come first: no line counting fewer
-        # than 12,001 may carry an estimate
-        early = [w for w in out.split("\r") if " removed," in w and
-                 int(w.split(" removed")[0].split()[-1]) <= 12001]
-        check(rc == 0 and early and not any("left" in w for w in early),
-              "no estimate before the last argument", repr(early[-3:]))
+        # t and its 12,000 entries come first
+        early = [(int(m.group(1)), m.group(2)) for m in DRAWN.finditer(out)
+                 if int(m.group(1)) <= 12001]
+        shown = [int(p) for _, p in early if p not in (None, "?")]
+        check(rc == 0 and shown and max(shown) <= 55,
+              "the argument not reached yet is counted", repr(early[-3:]))
+        # the share never reaches 100 before the end
+        every = [m.group(2) for m in DRAWN.finditer(out)]
+        check(all(p == "?" or int(p) <= 99 for p in every if p), "never 100% drawn",
+              repr(every[-3:]))
 
 # 7. Started by a long path, on a narrow terminal, with the time left: the
 # line starts with frm's name, and what does not fit goes field by field,
@@ -210,7 +216,7 @@ with test_dir() as top:
         rc, out, _ = run_on_pty(["-r", "--progress", "t"], top, slow_some,
                                 argv0=long_name, cols=50)
         drawn = [w.replace("\033[K", "") for w in out.split("\r") if " removed" in w]
-        field = re.compile(r"^frm: \d+ removed(, \d+/s)?(, \d+:\d\d elapsed)?"
+        field = re.compile(r"^frm: \d+ removed \((\d+|\?)%\)(, \d+/s)?(, \d+:\d\d elapsed)?"
                            r"(, about \d+:\d\d left)?(  .*)?$")
         check(rc == 0 and drawn and all(field.match(w) and len(w) <= 47 for w in drawn),
               "a narrow line keeps whole fields", repr([w for w in drawn if not field.match(w)][:3] or drawn[-2:]))

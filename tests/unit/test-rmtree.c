@@ -325,6 +325,50 @@ static void test_share_all_four(void **state)
 	remove_tree(4, FASTRM_RMTREE_SHARE_ALL);
 }
 
+/* opts.estimate: never below what was removed (every entry is listed
+ * before it is removed), and exact at the end (everything was listed);
+ * with one worker, and with four that are handed every directory. */
+struct est_seen {
+	unsigned long long *estimate;
+	long removed, below;
+};
+
+static void est_removed(void *ctx, const struct fastrm_rmtree_entry *e)
+{
+	(void)e;
+	struct est_seen *s = ctx;
+	s->removed++; /* the callbacks run one at a time */
+	if (__atomic_load_n(s->estimate, __ATOMIC_RELAXED) < (unsigned long long)s->removed)
+		s->below++;
+}
+
+static void estimate_tree(unsigned workers, unsigned flags)
+{
+	make_tree("t", 300, 5);
+	make_tree("u", 40, 3);
+	fx_make_chain(topfd, "t/d0/chain", 40, 3);
+	fx_make_flat(topfd, "u/flat", 3000);
+	long n = count_entries("t") + count_entries("u");
+	unsigned long long estimate = 7;
+	struct est_seen s = { .estimate = &estimate };
+	struct fastrm_rmtree_opts o = { .size = sizeof o, .workers = workers,
+	                                .flags = flags, .ctx = &s,
+	                                .removed = est_removed,
+	                                .estimate = &estimate };
+	char *paths[] = { "t", "u", NULL };
+	assert_int_equal(fastrm_rmtree(paths, &o, NULL), 0);
+	assert_int_equal(s.removed, n);
+	assert_int_equal(s.below, 0);
+	assert_int_equal(estimate, (unsigned long long)n);
+}
+
+static void test_estimate_one(void **state) { (void)state; estimate_tree(1, 0); }
+static void test_estimate_four(void **state)
+{
+	(void)state;
+	estimate_tree(4, FASTRM_RMTREE_SHARE_ALL);
+}
+
 /* fastrm_rmtreeat: the paths are relative to the fd given, not to the
  * working directory; the fd is the caller's still; "." with
  * FASTRM_RMTREE_ALLOW_DOTS empties the directory and reports its own rmdir
@@ -702,9 +746,11 @@ static void test_bad_input(void **state)
 	o.flags = 0x100;
 	assert_int_equal(fastrm_rmtree(paths, &o, NULL), -EINVAL);
 	o.flags = 0;
-	/* a size smaller than the struct's */
-	o.size = sizeof o - 1;
+	/* a size smaller than the struct's of 0.2 to 0.6; that one is taken */
+	o.size = offsetof(struct fastrm_rmtree_opts, estimate) - 1;
 	assert_int_equal(fastrm_rmtree(paths, &o, NULL), -EINVAL);
+	o.size = offsetof(struct fastrm_rmtree_opts, estimate);
+	assert_int_equal(fastrm_rmtree(paths, &o, NULL), 0);
 	o.size = sizeof o;
 	/* a policy that could not serve is refused, not replaced */
 	struct fastrm_order bad = *fastrm_order_by_name("global");
@@ -745,6 +791,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sixteen_workers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_share_all_one, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_share_all_four, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_estimate_one, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_estimate_four, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flat, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failure_one, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failure_eight, setup, teardown),

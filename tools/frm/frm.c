@@ -168,8 +168,9 @@ static void usage(void)
 "                          removed, failures, elapsed time, rate, peak memory,\n"
 "                          workers, and what was read ahead\n"
 "      --progress        when stderr is a terminal, show a live line: entries\n"
-"                          removed, rate, elapsed time, and the time left\n"
-"                          where frm can tell; see PROGRESS in frm(1)\n"
+"                          removed and their share of all (estimated as the\n"
+"                          walk goes, without a walk first), rate, elapsed\n"
+"                          time and time left; see PROGRESS in frm(1)\n"
 "      --dry-run         remove nothing: decide as a real run would (prompts\n"
 "                          are answered no) and list what it would remove on\n"
 "                          stdout, one path a line; see DRY RUN in frm(1)\n"
@@ -853,6 +854,12 @@ static enum rm_status rm(char *const *files, const struct rm_options *x,
 		o.flags |= FASTRM_RMTREE_DRY_RUN;
 	o.exclude = (const char *const *)x->exclude;
 	o.manifest = manifest;
+	/* --progress: the library's estimate of the entries in all */
+	static unsigned long long estimate;
+	if (x->progress) {
+		o.estimate = &estimate;
+		progress_total(&estimate);
+	}
 	o.ctx = (void *)x;
 	o.root = frm_root;
 	o.removed = frm_removed;

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <time.h>
@@ -52,6 +53,8 @@ static struct {
 	long magic;
 	uintmax_t size, base;
 	struct timespec since;
+	const unsigned long long *total; /* the library's estimate, or NULL */
+	long refresh_ns;
 } pg = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.wake = PTHREAD_COND_INITIALIZER,
@@ -97,24 +100,44 @@ static unsigned columns(void)
 	return 80;
 }
 
-/* ", about 1:23 left", or "" where nothing honest can be said. */
-static void time_left(char *buf, size_t size, uintmax_t removed,
-                      const struct timespec *now)
+/* The flat directory's entries (progress_expect), or 0; *@done: those
+ * removed from it, *@since: when it began. */
+static uintmax_t flat_total(uintmax_t removed, uintmax_t *done)
+{
+	*done = removed - pg.base;
+	if (!pg.expect || *done < ESTIMATE_MIN_DONE)
+		return 0;
+	double mean = (double)atomic_load_explicit(&pg.name_bytes,
+	                                           memory_order_relaxed) / (double)*done;
+	uintmax_t total = progress_estimate(pg.magic, pg.size, mean);
+	return total >= ESTIMATE_MIN_ENTRIES ? total : 0;
+}
+
+/* " (42%)" and ", about 1:23 left", or " (?%)" and "" where nothing honest
+ * can be said: the share of the entries in all (the library's estimate,
+ * or a flat directory's, whichever is larger), never 100% before the
+ * end; the time left at the rate seen so far. */
+static void share_and_left(char *pct, size_t psize, char *buf, size_t size,
+                           uintmax_t removed, const struct timespec *now)
 {
 	buf[0] = '\0';
-	if (!pg.expect)
+	snprintf(pct, psize, " (?%%)");
+	uintmax_t done, flat = flat_total(removed, &done);
+	uintmax_t lib = pg.total ? __atomic_load_n(pg.total, __ATOMIC_RELAXED) : 0;
+	uintmax_t total = flat ? pg.base + flat : 0;
+	if (lib > total)
+		total = lib;
+	if (!total)
 		return;
-	uintmax_t done = removed - pg.base;
-	if (done < ESTIMATE_MIN_DONE)
-		return;
-	double mean = (double)atomic_load_explicit(&pg.name_bytes,
-	                                           memory_order_relaxed) / (double)done;
-	uintmax_t total = progress_estimate(pg.magic, pg.size, mean);
-	double t = seconds(&pg.since, now);
-	if (total < ESTIMATE_MIN_ENTRIES || done >= total || t <= 0)
+	unsigned share = removed >= total ? 99 : (unsigned)(removed * 100 / total);
+	snprintf(pct, psize, " (%u%%)", share > 99 ? 99 : share);
+	double t = seconds(flat ? &pg.since : &pg.start, now);
+	uintmax_t left = removed >= total ? 0 : total - removed;
+	uintmax_t base = flat ? done : removed;
+	if (base < ESTIMATE_MIN_DONE || !left || t <= 0)
 		return;
 	char clk[32];
-	progress_clock(clk, sizeof clk, (double)(total - done) * t / (double)done);
+	progress_clock(clk, sizeof clk, (double)left * t / (double)base);
 	snprintf(buf, size, ", about %s left", clk);
 }
 
@@ -127,10 +150,10 @@ static void draw(void)
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	uintmax_t n = atomic_load_explicit(&pg.removed, memory_order_relaxed);
 	double t = seconds(&pg.start, &now);
-	char clk[32], count[96], rate[48], elapsed[48], left[64], head[256];
+	char clk[32], count[96], rate[48], elapsed[48], left[64], head[256], pct[16];
 	progress_clock(clk, sizeof clk, t);
-	time_left(left, sizeof left, n, &now);
-	snprintf(count, sizeof count, "%s: %ju removed", pg.name, n);
+	share_and_left(pct, sizeof pct, left, sizeof left, n, &now);
+	snprintf(count, sizeof count, "%s: %ju removed%s", pg.name, n, pct);
 	snprintf(rate, sizeof rate, ", %.0f/s", t > 0 ? (double)n / t : 0.0);
 	snprintf(elapsed, sizeof elapsed, ", %s elapsed", clk);
 	/* Three columns stay free, so that neither the line nor the
@@ -189,7 +212,7 @@ static void *run(void *arg)
 	clock_gettime(CLOCK_MONOTONIC, &due);
 	pthread_mutex_lock(&pg.lock);
 	while (!pg.stop) {
-		due.tv_nsec += REFRESH_NS;
+		due.tv_nsec += pg.refresh_ns;
 		if (due.tv_nsec >= 1000000000L) {
 			due.tv_nsec -= 1000000000L;
 			due.tv_sec++;
@@ -216,6 +239,11 @@ bool progress_start(const char *program_name)
 	pg.name = slash && slash[1] ? slash + 1 : program_name;
 	pg.stdout_tty = isatty(STDOUT_FILENO);
 	clock_gettime(CLOCK_MONOTONIC, &pg.start);
+	/* FRM_PROGRESS_INTERVAL_MS (10 to 1000): redraws more often, for
+	 * bench/fastrm-progress to see the share as it moves */
+	const char *iv = getenv("FRM_PROGRESS_INTERVAL_MS");
+	long ms = iv ? strtol(iv, NULL, 10) : 0;
+	pg.refresh_ns = ms >= 10 && ms <= 1000 ? ms * 1000000L : REFRESH_NS;
 
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
@@ -285,6 +313,11 @@ void progress_expect(long fs_magic, uintmax_t size)
 	clock_gettime(CLOCK_MONOTONIC, &pg.since);
 	pg.expecting = true;
 	pthread_mutex_unlock(&pg.lock);
+}
+
+void progress_total(const unsigned long long *estimate)
+{
+	pg.total = estimate;
 }
 
 void progress_expect_end(void)
