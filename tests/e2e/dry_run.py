@@ -27,7 +27,7 @@ import sys
 
 from e2e_common import frm_env, make_test_dir, skip
 
-FRM = sys.argv[1]
+FRM = os.path.abspath(sys.argv[1])
 SEED = int(sys.argv[2]) if len(sys.argv) > 2 else 46
 TREES = int(os.environ.get("FASTRM_DRY_RUN_TREES", "1000"))
 NOBODY = 65534
@@ -186,6 +186,37 @@ def one(base, rnd, n):
     return len(before), len(removed), len(want["failed"])
 
 
+def prompts(base):
+    """A prompt is answered no, without reading stdin (here "y"), as a
+    real run answered no: the same removals, messages and status."""
+    base = os.path.join(base, b"prompts")
+    os.mkdir(base)
+    os.chown(base, NOBODY, NOBODY)
+    root = os.path.join(base, b"p")
+    os.mkdir(root)
+    for n in (b"ro", b"rw"):
+        os.close(os.open(os.path.join(root, n), os.O_CREAT | os.O_WRONLY, 0o644))
+    os.chmod(os.path.join(root, b"ro"), 0o444)
+    for p in (root, os.path.join(root, b"ro"), os.path.join(root, b"rw")):
+        os.lchown(p, NOBODY, NOBODY)
+    dry = subprocess.run([FRM, "-r", "---presume-input-tty", "--dry-run", "p"], cwd=base,
+                         env=frm_env(), preexec_fn=as_nobody, capture_output=True,
+                         input=b"y\ny\ny\n")
+    assert dry.stdout == b"p/rw\n", dry
+    # as GNU rm: the directory that keeps the entry declined fails
+    assert b"remove write-protected regular empty file 'p/ro'? n (--dry-run)\n" \
+        in dry.stderr and dry.stderr.endswith(b"cannot remove 'p': Directory not empty\n"), \
+        dry.stderr
+    assert os.path.exists(os.path.join(root, b"rw"))
+    real = subprocess.run([FRM, "-r", "---presume-input-tty", "p"], cwd=base,
+                          env=frm_env(), preexec_fn=as_nobody, capture_output=True,
+                          input=b"n\n")
+    assert real.returncode == dry.returncode == 1, (real, dry)
+    assert real.stderr == dry.stderr.replace(b"n (--dry-run)\n", b""), (real, dry)
+    assert os.listdir(root) == [b"ro"], os.listdir(root)
+    print("ok: a prompt in a dry run is answered no")
+
+
 def main():
     if os.geteuid() != 0:
         skip("needs root: frm runs as uid %d on trees it owns" % NOBODY)
@@ -194,6 +225,7 @@ def main():
     base = os.fsencode(make_test_dir())
     try:
         os.chmod(base, 0o755)
+        prompts(base)
         for n in range(TREES):
             sub = os.path.join(base, b"%d" % n)
             os.mkdir(sub)

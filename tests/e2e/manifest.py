@@ -27,7 +27,7 @@ import time
 
 from e2e_common import frm_env, make_test_dir, skip
 
-FRM = sys.argv[1]
+FRM = os.path.abspath(sys.argv[1])
 ENTRIES = int(os.environ.get("FASTRM_MANIFEST_ENTRIES", "200000"))
 NOBODY = 65534
 NAMES = [b"plain", b"new\nline", b"tab\there", b"bad\xff\xfe", b"caf\xc3\xa9",
