@@ -253,6 +253,73 @@ def gifts(np, work):
         os.chmod(os.path.join(t, d), 0o755)
 
 
+def manifest(np, work):
+    """--manifest: one file for the job, whose removed, failed and kept
+    records are exactly the tree as it was, failed and kept exactly what
+    is left (each failure EACCES), the summary's counts the records'; as
+    uid 65534, with a directory too large for rank 0 to read (shards),
+    directories given away (FRM_MPI_TEST_GIVE) and unwritable ones."""
+    import json
+    os.chown(work, NOBODY, NOBODY)
+    t = os.path.join(work, "t")
+    make_deep(os.path.join(t, "deep"), 4, 3)
+    make_wide(os.path.join(t, "wide"), 12, 3, 4)
+    flat = os.path.join(t, "flat")
+    os.mkdir(flat)
+    for i in range(6000):  # more than rank 0 reads: shards
+        open(os.path.join(flat, "x\n%d" % i if i % 1000 == 7 else "x%d" % i), "w").close()
+    os.mkdir(os.path.join(flat, "sub"))
+    open(os.path.join(flat, "sub", "f"), "w").close()
+    inventory = {"t"}
+    for root, dirs, files in os.walk(t):
+        for n in dirs + files:
+            inventory.add(os.path.relpath(os.path.join(root, n), work))
+    for p_ in inventory:
+        os.lchown(os.path.join(work, p_), NOBODY, NOBODY)
+    locked = ("deep/a0/b1", "deep/a2", "wide/d3/s1", "wide/d9")
+    for d in locked:
+        os.chmod(os.path.join(t, d), 0o555)
+    rc, out, err = mpi(np, ["-r", "--jobs=2", "--stats", "--manifest=m.jsonl", "t"], work,
+                       user=NOBODY, env={"FRM_MPI_TEST_GIVE": "2:2"})
+    check(rc == 1, "-np %d --manifest: exit 1 (%d: %s)" % (np, rc, err.strip()[-200:]))
+    given = re.search(r"(\d+) given away", err)
+    check(np == 1 or (given and int(given.group(1)) > 0),
+          "-np %d --manifest: directories given away (%s)" % (np, given and given.group(1)))
+    parts = [n for n in os.listdir(work) if ".part-" in n]
+    check(not parts, "-np %d --manifest: the parts are gone (%s)" % (np, parts))
+    with open(os.path.join(work, "m.jsonl")) as f:
+        recs = [json.loads(line) for line in f if line.strip()]
+    summary = recs.pop()
+    by = {}
+    twice = []
+    for r in recs:
+        got = by.setdefault(r["outcome"], set())
+        if r["path"] in got:
+            twice.append(r["path"])
+        got.add(r["path"])
+    rem, fail, kept = (by.get(o, set()) for o in ("removed", "failed", "kept"))
+    left = set()
+    for root, dirs, files in os.walk(t):
+        left |= {os.path.relpath(os.path.join(root, n), work) for n in dirs + files}
+    if os.path.exists(t):
+        left.add("t")
+    check(not twice and not (rem & fail) and not (rem & kept) and not (fail & kept),
+          "-np %d --manifest: each entry once (twice: %s)" % (np, twice[:3]))
+    check(rem | fail | kept == inventory, "-np %d --manifest: the records are the tree "
+          "(missing %s, more %s)" % (np, sorted(inventory - (rem | fail | kept))[:3],
+                                      sorted((rem | fail | kept) - inventory)[:3]))
+    check(fail | kept == left, "-np %d --manifest: failed and kept are what is left "
+          "(%s)" % (np, sorted((fail | kept) ^ left)[:3]))
+    check(fail and all(r["errno"] == "EACCES" for r in recs if r["outcome"] == "failed"),
+          "-np %d --manifest: every failure EACCES" % np)
+    check(summary["outcome"] == "summary" and summary["removed"] == len(rem) and
+          summary["failed"] == len(fail) and summary["kept"] == len(kept) and
+          summary["exit_status"] == 1, "-np %d --manifest: the summary counts the "
+          "records (%s)" % (np, {k: summary.get(k) for k in ("removed", "failed", "kept")}))
+    for d in locked:
+        os.chmod(os.path.join(t, d), 0o755)
+
+
 def binding(work):
     """Open MPI binds a rank of a small job to one core unless told
     otherwise: frm-mpi undoes that default (its tasks are threads), and
@@ -288,12 +355,17 @@ def main():
             finally:
                 shutil.rmtree(work, ignore_errors=True)
         if os.geteuid() == 0:
-            work = tempfile.mkdtemp(prefix="fastrm-mpi-", dir=base)
-            os.chmod(work, 0o755)
-            try:
-                unremovable(np, work)
-            finally:
-                shutil.rmtree(work, ignore_errors=True)
+            for case in (unremovable, manifest):
+                work = tempfile.mkdtemp(prefix="fastrm-mpi-", dir=base)
+                os.chmod(work, 0o755)
+                try:
+                    case(np, work)
+                finally:
+                    for root, dirs, _ in os.walk(work):
+                        for d in dirs:
+                            if not os.path.islink(os.path.join(root, d)):
+                                os.chmod(os.path.join(root, d), 0o755)
+                    shutil.rmtree(work, ignore_errors=True)
         else:
             print("skip -np %d unremovable: needs root (to run as uid %d)" % (np, NOBODY))
     work = tempfile.mkdtemp(prefix="fastrm-mpi-", dir=base)

@@ -45,6 +45,7 @@
 #define _GNU_SOURCE
 #include <mpi.h>
 
+#include <fastrm/manifest.h>
 #include <fastrm/order.h>
 #include <fastrm/rmtree.h>
 
@@ -108,6 +109,9 @@ struct options {
 	unsigned jobs;
 	bool jobs_auto;
 	const struct fastrm_order *order;
+	const char *manifest;   /* --manifest=FILE */
+	int manifest_format;    /* FASTRM_MANIFEST_JSON or _NUL */
+	bool manifest_failures;
 };
 static struct options opt = { .preserve_root = 1, .jobs_auto = true };
 
@@ -164,6 +168,186 @@ static bool nonexistent_errno(int e)
 	return e == ENOENT || e == ENOTDIR;
 }
 
+/* ------------------------------------------------------------ manifest */
+
+/* --manifest=FILE: each rank writes the records of what it removed,
+ * failed on or kept to FILE.part-RANK, as they come (from any task's
+ * thread); at the end rank 0 reads every rank's part, in rank order, into
+ * the one manifest FILE (libfastrm's writer: fastrm_manifest(3)), with
+ * the summary of the whole job, and removes the parts.  A part's record:
+ * the outcome, the type bits in octal, the errno, the operation or
+ * reason ("-": none), the path, separated by tabs, ended by NUL. */
+static struct {
+	pthread_mutex_t mu;
+	int fd;           /* -1: no manifest */
+	char *buf;
+	size_t len, cap;
+	int err;          /* the first write error */
+	char name[PATH_MAX];
+} part = { .mu = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
+
+static void part_flush(void)
+{
+	for (size_t done = 0; done < part.len && !part.err;) {
+		ssize_t w = write(part.fd, part.buf + done, part.len - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			part.err = w < 0 ? errno : EIO;
+		else
+			done += (size_t)w;
+	}
+	part.len = 0;
+}
+
+static void record(const char *path, mode_t mode, enum fastrm_outcome outcome, int err,
+                   const char *op)
+{
+	if (part.fd < 0)
+		return;
+	char head[64];
+	int h = snprintf(head, sizeof head, "%d\t%o\t%d\t", (int)outcome,
+	                 (unsigned)(mode & S_IFMT), err);
+	size_t ol = op ? strlen(op) : 1, pl = strlen(path);
+	pthread_mutex_lock(&part.mu);
+	size_t need = part.len + (size_t)h + ol + 1 + pl + 1;
+	if (need > part.cap) {
+		size_t cap = part.cap ? part.cap : 1 << 16;
+		while (cap < need)
+			cap *= 2;
+		char *b = realloc(part.buf, cap);
+		if (!b) {
+			part.err = part.err ? part.err : ENOMEM;
+			pthread_mutex_unlock(&part.mu);
+			return;
+		}
+		part.buf = b;
+		part.cap = cap;
+	}
+	memcpy(part.buf + part.len, head, (size_t)h);
+	part.len += (size_t)h;
+	memcpy(part.buf + part.len, op ? op : "-", ol);
+	part.len += ol;
+	part.buf[part.len++] = '\t';
+	memcpy(part.buf + part.len, path, pl + 1);
+	part.len += pl + 1;
+	if (part.len >= 1 << 16)
+		part_flush();
+	pthread_mutex_unlock(&part.mu);
+}
+
+/* This rank's part: FILE.part-RANK, made now.  false: it could not be. */
+static bool part_open(void)
+{
+	snprintf(part.name, sizeof part.name, "%s.part-%d", opt.manifest, rank);
+	part.fd = open(part.name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (part.fd < 0)
+		error_msg(errno, "cannot write %s", quote_always(0, part.name));
+	return part.fd >= 0;
+}
+
+/* Written out and closed: 0, or the errno of what failed (said). */
+static int part_close(void)
+{
+	if (part.fd < 0)
+		return 0;
+	part_flush();
+	if (close(part.fd) != 0 && !part.err)
+		part.err = errno;
+	part.fd = -1;
+	free(part.buf);
+	if (part.err)
+		error_msg(part.err, "cannot write %s", quote_always(0, part.name));
+	return part.err;
+}
+
+/* Rank 0: every rank's part into the manifest @m, in rank order; the
+ * parts removed.  0, or the errno of what failed (said). */
+static int parts_merge(struct fastrm_manifest *m)
+{
+	int rc = 0;
+	char *buf = malloc(1 << 20);
+	if (!buf)
+		return ENOMEM;
+	for (int r = 0; r < nranks && !rc; r++) {
+		char name[PATH_MAX];
+		snprintf(name, sizeof name, "%s.part-%d", opt.manifest, r);
+		int fd = open(name, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			rc = errno;
+			error_msg(rc, "cannot read %s", quote_always(0, name));
+			break;
+		}
+		size_t have = 0;
+		for (;;) {
+			ssize_t n = read(fd, buf + have, (1 << 20) - have);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0) {
+				rc = errno;
+				error_msg(rc, "cannot read %s", quote_always(0, name));
+				break;
+			}
+			have += (size_t)n;
+			size_t at = 0;
+			char *end;
+			while ((end = memchr(buf + at, '\0', have - at)) != NULL) {
+				int outcome, err;
+				unsigned mode;
+				char *p = buf + at, *op, *path;
+				if (sscanf(p, "%d\t%o\t%d\t", &outcome, &mode, &err) == 3 &&
+				    (op = strchr(p, '\t')) && (op = strchr(op + 1, '\t')) &&
+				    (op = strchr(op + 1, '\t')) && (path = strchr(++op, '\t'))) {
+					*path++ = '\0';
+					int w = fastrm_manifest_add(m, path, (mode_t)mode,
+					                            (enum fastrm_outcome)outcome, err,
+					                            strcmp(op, "-") ? op : NULL);
+					if (w < 0 && !rc)
+						rc = -w;
+				}
+				at = (size_t)(end - buf) + 1;
+			}
+			memmove(buf, buf + at, have - at);
+			have -= at;
+			if (n == 0 || have == 1 << 20)
+				break; /* the end (a record longer than the buffer: cut) */
+		}
+		close(fd);
+		unlink(name);
+	}
+	free(buf);
+	return rc;
+}
+
+/* Rank 0, every rank's part written: the manifest FILE, of the parts and
+ * the job's summary with @status.  0, or the errno of what failed
+ * (said). */
+static int manifest_join(int status)
+{
+	int fd = open(opt.manifest, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	struct fastrm_manifest *m = fd >= 0
+		? fastrm_manifest_new(fd, opt.manifest_format,
+		                      opt.manifest_failures ? FASTRM_MANIFEST_FAILURES : 0)
+		: NULL;
+	if (!m) {
+		int e = errno;
+		error_msg(e, "cannot write the manifest %s", quote_always(0, opt.manifest));
+		if (fd >= 0)
+			close(fd);
+		return e;
+	}
+	int rc = parts_merge(m);
+	int w = fastrm_manifest_finish(m, rc ? 1 : status);
+	fastrm_manifest_free(m);
+	if (close(fd) != 0 && !w)
+		w = -errno;
+	if (w < 0) {
+		error_msg(-w, "write error on the manifest %s", quote_always(0, opt.manifest));
+		rc = rc ? rc : -w;
+	}
+	return rc;
+}
+
 /* A failure: said, counted, unless -f and the entry is not there.
  * Returns whether it counts. */
 static bool failure(int err, const char *path)
@@ -172,6 +356,7 @@ static bool failure(int err, const char *path)
 		return false;
 	SAY(error_msg(err, "cannot remove %s", quote_always(0, path)));
 	COUNT(cnt.failures);
+	record(path, 0, FASTRM_OUTCOME_FAILED, err, "remove");
 	return true;
 }
 
@@ -462,10 +647,20 @@ static int cb_root(void *ctx, const struct fastrm_rmtree_entry *e)
 	if (c->child || is_recorded(e->st, s->ids[s->k - 1], s->k > 1 ? s->dev0 : 0))
 		return 0;
 	/* not the directory rank 0 saw: replaced meanwhile; left alone */
-	SAY(error_msg(ENOENT, "cannot remove %s", quote_always(0, shown(c, e->path))));
+	pthread_mutex_lock(&say_mu);
+	const char *p = shown(c, e->path);
+	error_msg(ENOENT, "cannot remove %s", quote_always(0, p));
+	record(p, S_IFDIR, FASTRM_OUTCOME_FAILED, ENOENT, "refused");
+	pthread_mutex_unlock(&say_mu);
 	COUNT(cnt.failures);
 	c->failures++;
-	return 1;
+	return ENOENT;
+}
+
+/* The type bits of @e, for the manifest. */
+static mode_t type_of(const struct fastrm_rmtree_entry *e)
+{
+	return e->is_dir ? S_IFDIR : e->st ? e->st->st_mode & S_IFMT : 0;
 }
 
 static void cb_removed(void *ctx, const struct fastrm_rmtree_entry *e)
@@ -475,8 +670,50 @@ static void cb_removed(void *ctx, const struct fastrm_rmtree_entry *e)
 		COUNT(cnt.dirs);
 	else
 		COUNT(cnt.files);
-	if (opt.verbose)
-		SAY(say_removed(e->is_dir, shown(c, e->path)));
+	if (opt.verbose || opt.manifest) {
+		pthread_mutex_lock(&say_mu);
+		const char *p = shown(c, e->path);
+		if (opt.verbose)
+			say_removed(e->is_dir, p);
+		record(p, type_of(e), FASTRM_OUTCOME_REMOVED, 0, NULL);
+		pthread_mutex_unlock(&say_mu);
+	}
+}
+
+/* An entry kept without a failure: above something kept or failed.  The
+ * directories a walk kept above a subtree it gave away, and that subtree,
+ * are not this walk's to say: rank 0 removes them, or says they are
+ * kept, once the gift is done. */
+static void cb_kept(void *ctx, const struct fastrm_rmtree_entry *e,
+                    enum fastrm_rmtree_keep why)
+{
+	struct cbctx *c = ctx;
+	char rel[PATH_MAX * 2];
+	if (c->ngave && rel_of(c, e->path, rel, sizeof rel)) {
+		size_t l = strlen(rel);
+		for (unsigned i = 0; i < c->ngave; i++)
+			if (strncmp(c->gave[i], rel, l) == 0 &&
+			    (c->gave[i][l] == '\0' || c->gave[i][l] == '/' || l == 0))
+				return;
+	}
+	pthread_mutex_lock(&say_mu);
+	record(shown(c, e->path), type_of(e), FASTRM_OUTCOME_KEPT, 0,
+	       why == FASTRM_RMTREE_KEPT_EXCLUDED ? "excluded"
+	       : why == FASTRM_RMTREE_KEPT_DECLINED ? "declined" : "below");
+	pthread_mutex_unlock(&say_mu);
+}
+
+/* The operation a manifest names for a failure. */
+static const char *op_of(const struct fastrm_rmtree_entry *e, enum fastrm_rmtree_error what)
+{
+	switch (what) {
+	case FASTRM_RMTREE_EREMOVE: return e->is_dir ? "rmdir" : "unlink";
+	case FASTRM_RMTREE_EWALK: return "read";
+	case FASTRM_RMTREE_ECYCLE: return "cycle";
+	case FASTRM_RMTREE_EXDEV: return "cross-device";
+	case FASTRM_RMTREE_EREFUSED: return "refused";
+	}
+	return NULL;
 }
 
 static int cb_failed(void *ctx, const struct fastrm_rmtree_entry *e,
@@ -506,6 +743,7 @@ static int cb_failed(void *ctx, const struct fastrm_rmtree_entry *e,
 		error_msg(err, "cannot remove %s", quote_always(0, p));
 		break;
 	}
+	record(p, type_of(e), FASTRM_OUTCOME_FAILED, err, op_of(e, what));
 	pthread_mutex_unlock(&say_mu);
 	if (c->ngave)
 		note_failure(c, e->path);
@@ -529,6 +767,8 @@ static void rmtree_opts(struct fastrm_rmtree_opts *o, struct cbctx *c)
 	o->root = cb_root;
 	o->removed = cb_removed;
 	o->failed = cb_failed;
+	if (opt.manifest)
+		o->kept = cb_kept;
 }
 
 /* Open comps[0..upto-1], each checked.  Returns the fd of comps[upto-1]
@@ -669,9 +909,16 @@ static unsigned long long remove_entries(struct subtree *s)
 		/* the path is made only to be said: not for each entry */
 		if (unlinkat(fd, de->d_name, 0) == 0) {
 			COUNT(cnt.files);
-			if (opt.verbose)
-				SAY(say_removed(false, child_path(path, sizeof path, s->display,
-				                                  de->d_name)));
+			if (opt.verbose || opt.manifest) {
+				pthread_mutex_lock(&say_mu);
+				child_path(path, sizeof path, s->display, de->d_name);
+				if (opt.verbose)
+					say_removed(false, path);
+				record(path, de->d_type == DT_LNK ? S_IFLNK : de->d_type == DT_REG ? S_IFREG
+				             : de->d_type == DT_UNKNOWN ? 0 : DTTOIF(de->d_type),
+				       FASTRM_OUTCOME_REMOVED, 0, NULL);
+				pthread_mutex_unlock(&say_mu);
+			}
 		} else if (errno == EISDIR) {
 			/* a directory after all (no d_type, or made meanwhile) */
 			if (dirs)
@@ -914,8 +1161,11 @@ static unsigned long long remove_dir(struct subtree *s)
 		err = errno;
 	if (!err) {
 		COUNT(cnt.dirs);
+		pthread_mutex_lock(&say_mu);
 		if (opt.verbose)
-			SAY(say_removed(true, s->display));
+			say_removed(true, s->display);
+		record(s->display, S_IFDIR, FASTRM_OUTCOME_REMOVED, 0, NULL);
+		pthread_mutex_unlock(&say_mu);
 	} else if (err == ENOTEMPTY || err == EEXIST) {
 		/* new entries came: remove them all, as a task */
 		f = remove_subtree(s);
@@ -948,6 +1198,7 @@ static long operand(const char *a, const struct stat *root)
 		error_msg(0, "refusing to remove '.' or '..' directory: skipping %s",
 		          quote_always(0, a));
 		COUNT(cnt.failures);
+		record(a, S_IFDIR, FASTRM_OUTCOME_FAILED, EINVAL, "refused");
 		return -1;
 	}
 	if (lstat(a, &sb) < 0) {
@@ -959,6 +1210,7 @@ static long operand(const char *a, const struct stat *root)
 			COUNT(cnt.files);
 			if (opt.verbose)
 				say_removed(false, a);
+			record(a, sb.st_mode, FASTRM_OUTCOME_REMOVED, 0, NULL);
 		} else {
 			failure(errno, a);
 		}
@@ -973,6 +1225,7 @@ static long operand(const char *a, const struct stat *root)
 			          quote_always(0, a), quote_always(1, "/"));
 		error_msg(0, "use --no-preserve-root to override this failsafe");
 		COUNT(cnt.failures);
+		record(a, S_IFDIR, FASTRM_OUTCOME_FAILED, EBUSY, "refused");
 		return -1;
 	}
 	if (opt.preserve_root == 2) {
@@ -984,6 +1237,7 @@ static long operand(const char *a, const struct stat *root)
 			          quote_always(0, a));
 			error_msg(0, "and --preserve-root=all is in effect");
 			COUNT(cnt.failures);
+			record(a, S_IFDIR, FASTRM_OUTCOME_FAILED, EXDEV, "refused");
 			return -1;
 		}
 	}
@@ -1285,6 +1539,13 @@ static void node_step(long i)
 		if (!nodes[i].kept) {
 			co.ready[co.nready++] = i;
 			return;
+		}
+		if (opt.manifest) {
+			/* kept without a word, as rm keeps the directories above
+			 * a failure: the manifest says so */
+			struct subtree s;
+			subtree_of(i, &s);
+			record(s.display, S_IFDIR, FASTRM_OUTCOME_KEPT, 0, "below");
 		}
 		long p = nodes[i].parent;
 		if (p >= 0)
@@ -1883,6 +2144,13 @@ static void usage(void)
 "                          inode (default: its inode number) or path (only\n"
 "                          the O_NOFOLLOW steps to it: for clients that\n"
 "                          number inodes each their own way, such as sshfs)\n"
+"      --manifest=FILE   one record per entry removed, failed or kept, and a\n"
+"                          summary, for the whole job (frm(1), MANIFEST); each\n"
+"                          rank writes FILE.part-RANK, which rank 0 joins into\n"
+"                          FILE at the end: FILE is on a file system every\n"
+"                          rank sees\n"
+"      --manifest-format=FORMAT  json (the default) or nul\n"
+"      --manifest-failures  only what was left, and the summary\n"
 "      --help            display this help and exit\n"
 "      --version         output version information and exit\n"
 "\n"
@@ -1891,7 +2159,8 @@ static void usage(void)
 }
 
 enum { OPT_ONE_FS = 256, OPT_NO_PRESERVE, OPT_PRESERVE, OPT_STATS, OPT_PROGRESS,
-       OPT_JOBS, OPT_ORDER, OPT_INTERACTIVE, OPT_HELP, OPT_VERSION, OPT_CHECK };
+       OPT_JOBS, OPT_ORDER, OPT_INTERACTIVE, OPT_HELP, OPT_VERSION, OPT_CHECK,
+       OPT_MANIFEST, OPT_MANIFEST_FORMAT, OPT_MANIFEST_FAILURES };
 
 static const struct option long_opts[] = {
 	{ "recursive", no_argument, NULL, 'r' },
@@ -1905,6 +2174,9 @@ static const struct option long_opts[] = {
 	{ "jobs", required_argument, NULL, OPT_JOBS },
 	{ "order", required_argument, NULL, OPT_ORDER },
 	{ "check", required_argument, NULL, OPT_CHECK },
+	{ "manifest", required_argument, NULL, OPT_MANIFEST },
+	{ "manifest-format", required_argument, NULL, OPT_MANIFEST_FORMAT },
+	{ "manifest-failures", no_argument, NULL, OPT_MANIFEST_FAILURES },
 	{ "interactive", optional_argument, NULL, OPT_INTERACTIVE },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -2010,6 +2282,31 @@ static int parse(int argc, char **argv)
 			return 1;
 		case 'd':
 			break; /* directories are removed anyway */
+		case OPT_MANIFEST:
+			if (strcmp(optarg, "-") == 0 || !*optarg) {
+				if (!quiet)
+					error_msg(0, "--manifest needs a file every rank can write beside "
+					             "(FILE.part-RANK), not standard output");
+				return 1;
+			}
+			opt.manifest = optarg;
+			break;
+		case OPT_MANIFEST_FORMAT:
+			if (strcmp(optarg, "json") != 0 && strcmp(optarg, "nul") != 0) {
+				if (!quiet) {
+					error_msg(0, "invalid argument %s for %s", quote_always(0, optarg),
+					          quote_always(1, "--manifest-format"));
+					fputs("Valid arguments are: 'json', 'nul'\n", stderr);
+					try_help();
+				}
+				return 1;
+			}
+			opt.manifest_format = strcmp(optarg, "nul") == 0 ? FASTRM_MANIFEST_NUL
+			                                                : FASTRM_MANIFEST_JSON;
+			break;
+		case OPT_MANIFEST_FAILURES:
+			opt.manifest_failures = true;
+			break;
 		case OPT_HELP:
 			if (!quiet)
 				usage();
@@ -2140,6 +2437,8 @@ int main(int argc, char **argv)
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 
+	if (opt.manifest && !part_open())
+		COUNT(cnt.failures);
 	struct task *tasks = NULL;
 	size_t ntasks = 0;
 	if (rank == 0) {
@@ -2194,6 +2493,8 @@ int main(int argc, char **argv)
 		serve();
 	}
 
+	if (part_close())
+		COUNT(cnt.failures);
 	barrier_sleeping();
 	struct counts all = { 0 };
 	MPI_Reduce(&cnt, &all, 3, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
@@ -2202,6 +2503,8 @@ int main(int argc, char **argv)
 		MPI_Reduce(&peak_threads, &threads, 1, MPI_UNSIGNED, MPI_MAX, 0, MPI_COMM_WORLD);
 	if (rank == 0) {
 		status = all.failures ? 1 : 0;
+		if (opt.manifest && manifest_join(status) != 0)
+			status = 1;
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		if (opt.stats) {
 			double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
