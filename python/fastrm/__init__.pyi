@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The types of the module fastrm (__init__.py), for type checkers.
 import os
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Type, Union
+from typing import IO, Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Type, Union
 from types import TracebackType
 
 _Path = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
+_Patterns = Union[_Path, Sequence[_Path]]
+_Manifest = Union[_Path, IO[Any]]
 _ExcInfo = Tuple[Optional[Type[BaseException]], Optional[BaseException], Optional[TracebackType]]
 
 __version__: str
@@ -18,6 +20,11 @@ def rmtree(
     dir_fd: Optional[int] = ...,
     jobs: Optional[int] = ...,
     order: Optional[str] = ...,
+    exclude: Optional[_Patterns] = ...,
+    dry_run: bool = ...,
+    manifest: Optional[_Manifest] = ...,
+    manifest_format: str = ...,
+    manifest_failures: bool = ...,
 ) -> None: ...
 
 class RemoveResult(NamedTuple):
@@ -32,4 +39,9 @@ def remove(
     one_file_system: bool = ...,
     jobs: Optional[int] = ...,
     order: Optional[str] = ...,
+    exclude: Optional[_Patterns] = ...,
+    dry_run: bool = ...,
+    manifest: Optional[_Manifest] = ...,
+    manifest_format: str = ...,
+    manifest_failures: bool = ...,
 ) -> RemoveResult: ...
