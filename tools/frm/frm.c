@@ -1412,6 +1412,10 @@ int main(int argc, char **argv)
 		try_help();
 		return EXIT_FAILURE;
 	}
-	return run(argv + optind, (size_t)(argc - optind), &x, preserve_root,
-	           prompt_once);
+	status = run(argv + optind, (size_t)(argc - optind), &x, preserve_root,
+	             prompt_once);
+	for (size_t i = 0; i < x.nexclude; i++)
+		free(x.exclude[i]);
+	free(x.exclude);
+	return status;
 }
