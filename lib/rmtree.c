@@ -176,6 +176,9 @@ struct estimator {
 	 * listed in part so far (larger than a batch), and what they listed */
 	unsigned long long complete[EST_DEPTH], complete_entries[EST_DEPTH];
 	long long partial[EST_DEPTH], partial_entries[EST_DEPTH];
+	/* what directories listed in part still hold, where their size says
+	 * how many entries they hold (tmpfs) */
+	long long sized_left[EST_DEPTH];
 };
 
 /* An exclusion (opts->exclude), as matched. */
@@ -869,14 +872,16 @@ struct walk {
 
 /* -------------------------------------------------------- estimate */
 
-/* The entries in all: those listed; below each directory listed and not
- * yet entered, as many as a directory at its depth has been seen to hold:
- * at depth d, S(d) = c(d) + r(d) S(d + 1), c and r the mean entries and
- * subdirectories of the directories read at that depth (0 where none was
- * read yet: the estimate grows as the walk goes deeper); and in each
- * directory listed in part so far, what the directories listed to their
- * end at its depth held on average, less what it listed (each with what
- * is below it).  With the estimator's lock. */
+/* The entries in all: those listed; in each directory listed in part so
+ * far, what its size says it holds still (tmpfs), or else what the
+ * directories listed to their end at its depth held on average, less what
+ * it listed; below each directory listed and not yet entered, as many as
+ * a directory at its depth holds, by what was read: at depth d, S(d) =
+ * c(d) + r(d) S(d + 1), c and r the mean entries (those still to be
+ * listed counted) and subdirectories of the directories read at that
+ * depth (0 where none was read yet: the estimate grows as the walk goes
+ * deeper).  Each entry still to be listed brings what is below it too.
+ * With the estimator's lock. */
 static void estimate_publish(struct estimator *E)
 {
 	/* the paths given not met yet are unread entries at depth 0 */
@@ -887,21 +892,22 @@ static void estimate_publish(struct estimator *E)
 			below = 0;
 			continue;
 		}
-		double c = (double)E->entries[d] / (double)E->read[d];
-		double r = (double)E->subdirs[d] / (double)E->read[d];
+		double q = E->entries[d] ? (double)E->subdirs[d] / (double)E->entries[d] : 0;
+		double more = E->sized_left[d] > 0 ? (double)E->sized_left[d] : 0;
+		if (E->partial[d] > 0 && E->complete[d]) {
+			double m = (double)E->partial[d] * (double)E->complete_entries[d] /
+			           (double)E->complete[d] - (double)E->partial_entries[d];
+			more += m > 0 ? m : 0;
+		}
+		double c = ((double)E->entries[d] + more) / (double)E->read[d];
+		double r = ((double)E->subdirs[d] + q * more) / (double)E->read[d];
 		if (d == EST_DEPTH - 1) /* the levels deeper, as one */
 			below = r < 0.9 ? c / (1 - r) : 10 * c;
 		else
 			below = c + r * below;
 		if (E->unread[d] > 0)
 			total += (double)E->unread[d] * below;
-		if (E->partial[d] > 0 && E->complete[d]) {
-			double more = (double)E->partial[d] * (double)E->complete_entries[d] /
-			              (double)E->complete[d] - (double)E->partial_entries[d];
-			double q = E->entries[d] ? (double)E->subdirs[d] / (double)E->entries[d] : 0;
-			if (more > 0)
-				total += more * (1 + q * deeper);
-		}
+		total += more * (1 + q * deeper);
 	}
 	__atomic_store_n(E->out, (unsigned long long)total, __ATOMIC_RELAXED);
 }
@@ -924,18 +930,29 @@ static void estimate_listed(void *ctx, const FTSENT *dir, size_t n, size_t ndirs
 	E->entries[d] += n;
 	E->subdirs[d] += ndirs;
 	E->read[d] += first;
+	if (first)
+		E->unread[d]--; /* listed now: no longer guessed */
 	E->unread[est_depth(level + 1)] += (long long)ndirs;
+	/* a directory listed in part: what its size says it holds (the
+	 * same at each of its reads), or else it is one of those guessed
+	 * from the complete ones */
+	long long sized = (long long)device_dir_entries(&k->w->dw, dir->fts_statp->st_size);
 	if (!first) {
 		/* listed in part before: what it counted then goes */
-		E->partial_entries[d] -= (long long)(total - n);
-		if (done)
+		if (sized)
+			E->sized_left[d] -= sized - (long long)(total - n);
+		else
+			E->partial_entries[d] -= (long long)(total - n);
+		if (done && !sized)
 			E->partial[d]--;
-	} else if (!done) {
+	} else if (!done && !sized) {
 		E->partial[d]++;
 	}
 	if (done) {
 		E->complete[d]++;
 		E->complete_entries[d] += total;
+	} else if (sized) {
+		E->sized_left[d] += sized - (long long)total;
 	} else {
 		E->partial_entries[d] += (long long)total;
 	}
@@ -943,27 +960,36 @@ static void estimate_listed(void *ctx, const FTSENT *dir, size_t n, size_t ndirs
 	pthread_mutex_unlock(&E->lock);
 }
 
-/* Directory @ent was met by the walk that reads it (or skips it: kept,
- * excluded): no longer one to guess about; a path given (any type): one
- * more entry, and one fewer to guess about.  A directory handed over is
- * met by the walk it goes to, as its root. */
-static void estimate_met(struct walk *k, const FTSENT *ent)
+/* A path given, met (@ent, its walk's root): one entry more; one not a
+ * directory is no longer to guess about (a directory, once listed). */
+static void estimate_given(struct walk *k, const FTSENT *ent)
 {
 	struct estimator *E = &k->w->P->est;
-	if (!E->out)
+	if (!E->out || k->t->up || k->t->again)
 		return;
-	bool root = ent->fts_level == FTS_ROOTLEVEL;
-	bool given = root && !k->t->up && !k->t->again;
-	if (root && k->t->again)
-		return; /* read again: met the first time */
 	pthread_mutex_lock(&E->lock);
-	if (given)
-		E->listed++;
-	E->unread[est_depth(k->t->level + (int)ent->fts_level)]--;
+	E->listed++;
+	if (!S_ISDIR(ent->fts_statp->st_mode))
+		E->unread[0]--; /* a directory: once listed, or skipped */
 	estimate_publish(E);
 	pthread_mutex_unlock(&E->lock);
 }
 
+/* Directory @ent will not be listed (excluded, kept, skipped, or it could
+ * not be read): no longer one to guess about.  (One that is listed is
+ * counted off at its first listing, estimate_listed(); one handed to
+ * another worker, there.) */
+static void estimate_skipped(struct walk *k, const FTSENT *ent)
+{
+	struct estimator *E = &k->w->P->est;
+	if (!E->out || RETRIES(ent->fts_number) ||
+	    (ent->fts_level == FTS_ROOTLEVEL && k->t->again))
+		return;
+	pthread_mutex_lock(&E->lock);
+	E->unread[est_depth(k->t->level + (int)ent->fts_level)]--;
+	estimate_publish(E);
+	pthread_mutex_unlock(&E->lock);
+}
 
 /* Keep every directory above @ent in this walk (a failure below). */
 static void keep_above(FTSENT *ent)
@@ -1387,9 +1413,11 @@ static void visit(struct walk *k, FTSENT *ent)
 
 	if (ent->fts_level != FTS_ROOTLEVEL && exclude(k, ent)) {
 		if (ent->fts_info == FTS_D)
-			estimate_met(k, ent);
+			estimate_skipped(k, ent);
 		return;
 	}
+	if (ent->fts_info == FTS_DNR || ent->fts_info == FTS_DC)
+		estimate_skipped(k, ent); /* never listed */
 	switch (ent->fts_info) {
 	case FTS_D:
 		if (ent->fts_level == FTS_ROOTLEVEL) {
@@ -1407,19 +1435,24 @@ static void visit(struct walk *k, FTSENT *ent)
 					                               ENOENT);
 				}
 				k->root_done = true;
+				estimate_skipped(k, ent);
 				skip_tree(k->fts, ent);
 				return;
 			}
 			if (!t->up)
 				t->rdev = ent->fts_statp->st_dev;
 			t->root_len = ent->fts_pathlen;
-			enter(k, ent);
-		} else if (enter(k, ent) && share(k, ent)) {
-			/* met by the walk it goes to, when that reads it */
-			ent->fts_pointer = GIVEN_AWAY;
-			skip_tree(k->fts, ent);
-		} else if (!RETRIES(ent->fts_number)) {
-			estimate_met(k, ent);
+			if (!enter(k, ent))
+				estimate_skipped(k, ent);
+		} else {
+			bool go = enter(k, ent);
+			if (go && share(k, ent)) {
+				/* counted off where the worker it goes to lists it */
+				ent->fts_pointer = GIVEN_AWAY;
+				skip_tree(k->fts, ent);
+			} else if (!go) {
+				estimate_skipped(k, ent);
+			}
 		}
 		return;
 	case FTS_DC:
@@ -1585,20 +1618,25 @@ static void run_task(struct worker *w, struct task *t)
 			if (ent->fts_level == FTS_ROOTLEVEL && !k.root_seen &&
 			    (k.root_seen = true)) {
 				bool given = !t->up && !t->again;
-				estimate_met(&k, ent);
+				estimate_given(&k, ent);
 				if (given && P->o->manifest)
 					manifest_watch(P->o->manifest, k.fts->fts_cwd_fd,
 					               ent->fts_accpath);
-				if (given && exclude(&k, ent))
+				if (given && exclude(&k, ent)) {
+					if (ent->fts_info == FTS_D)
+						estimate_skipped(&k, ent);
 					continue;
+				}
 				bool keep = !root_allowed(&k, ent);
 				if (keep)
 					k.root_failed = k.root_done = true;
 				else
 					keep = refused(&k, ent);
 				if (keep) {
-					if (ent->fts_info == FTS_D)
+					if (ent->fts_info == FTS_D) {
+						estimate_skipped(&k, ent);
 						skip_tree(k.fts, ent);
+					}
 					continue;
 				}
 			}

@@ -59,6 +59,8 @@ struct device_profile {
 	dev_t dev;               /* st_dev of the file system */
 	enum device_fs fs;
 	bool unsorted;           /* gnulib's list: sorting is wasted here */
+	bool sized;              /* a directory's size counts its entries:
+	                            tmpfs's BOGO_DIRENT_SIZE (mm/shmem.c) */
 	bool bulkstat;           /* XFS: this process may ask for inodes in
 	                            bulk (CAP_SYS_ADMIN) */
 	int devfd;               /* ext4: its block device, open, or -1 */
@@ -297,8 +299,9 @@ static struct device_profile *make_profile(struct device_advisor *a, int fd,
 	p->dev = dev;
 	p->devfd = -1;
 	struct statfs fs;
-	p->fs = fstatfs(fd, &fs) == 0 ? device_fs_of((long)fs.f_type, &p->unsorted)
-	                              : DEVICE_FS_OTHER;
+	bool known = fstatfs(fd, &fs) == 0;
+	p->fs = known ? device_fs_of((long)fs.f_type, &p->unsorted) : DEVICE_FS_OTHER;
+	p->sized = known && fs.f_type == MAGIC_TMPFS;
 	if (a->what == DEVICE_ADVISE_FS) {
 		/* the file system's type, no more: nothing is measured */
 		p->reads = DEVICE_READS_NONE;
@@ -805,4 +808,12 @@ void device_totals_add(struct device_totals *t, const struct device_walk *w)
 	t->bytes += w->total.bytes;
 	t->lookups += w->total.lookups;
 	t->inodes += w->total.inodes;
+}
+
+unsigned long long device_dir_entries(const struct device_walk *w, off_t size)
+{
+	/* 20 bytes an entry, "." and ".." included */
+	if (!w->last || !w->last->sized || size < 3 * 20)
+		return 0;
+	return (unsigned long long)size / 20 - 2;
 }

@@ -169,6 +169,11 @@ void device_advisor_free(struct device_advisor *a);
 void device_walk_init(struct device_walk *w, struct device_advisor *a);
 void device_walk_fini(struct device_walk *w);
 
+/* The entries a directory of @size bytes (st_size) holds where its file
+ * system's sizes count them, the file system of the last directory @w
+ * read (tmpfs: exactly); 0 where the size does not tell. */
+unsigned long long device_dir_entries(const struct device_walk *w, off_t size);
+
 /* Directory @fd (stat @st) is about to be read, whatever the policy: its
  * device is measured, its blocks read ahead (ext4).  Returns whether its
  * entries are to go through device_entry_out() (XFS windows).  Never fails

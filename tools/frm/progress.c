@@ -317,7 +317,9 @@ void progress_expect(long fs_magic, uintmax_t size)
 
 void progress_total(const unsigned long long *estimate)
 {
+	pthread_mutex_lock(&pg.lock); /* draw() reads it under the lock */
 	pg.total = estimate;
+	pthread_mutex_unlock(&pg.lock);
 }
 
 void progress_expect_end(void)

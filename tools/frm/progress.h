@@ -30,7 +30,7 @@ void progress_expect(long fs_magic, uintmax_t size);
 
 /* Where the removal keeps its estimate of the entries in all
  * (fastrm_rmtree's opts.estimate): the line shows a share of it and the
- * time left.  Before progress_start(). */
+ * time left. */
 void progress_total(const unsigned long long *estimate);
 
 /* That directory is done (or failed): no more estimate. */
