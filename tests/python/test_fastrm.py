@@ -267,8 +267,12 @@ except KeyboardInterrupt:
 
 
 class Interrupt(Base):
-    """Ctrl-C stops rmtree as it stops shutil.rmtree: KeyboardInterrupt
-    within 200 ms of SIGINT, and what was not removed yet is left."""
+    """Ctrl-C stops rmtree as it stops shutil.rmtree: KeyboardInterrupt,
+    and what was not removed yet is left (half the tree at least: the
+    functional check).  How soon is measured by a benchmark (doc/results.md,
+    "Ctrl-C in Python": 3 ms); the bound here, 1 s, only catches a stop
+    that waits for the end (under a parallel test run on 2 CPUs, with the
+    packages building beside it, 275 ms was seen)."""
 
     FILES = 200000
 
@@ -300,7 +304,7 @@ class Interrupt(Base):
         left = sum(len(files) for _, _, files in os.walk(t))
         print("(jobs=%s: KeyboardInterrupt %.0f ms after SIGINT, %d of %d "
               "files left)" % (jobs, late * 1000, left, self.FILES), file=sys.stderr)
-        self.assertLess(late, 0.2)
+        self.assertLess(late, 1.0)
         self.assertGreaterEqual(left, self.FILES // 2)
 
     def test_sigint_stops_rmtree(self):
