@@ -292,13 +292,19 @@ static mode_t type_of(const struct fastrm_rmtree_entry *e)
 	return e->is_dir ? S_IFDIR : e->st ? e->st->st_mode & S_IFMT : 0;
 }
 
+/* The manifest's record of an entry removed (planned, in a dry run). */
+__attribute__((noinline))
+static void manifest_removed(struct pool *P, const struct fastrm_rmtree_entry *e)
+{
+	fastrm_manifest_add(P->o->manifest, e->path, type_of(e),
+	                    P->dry ? FASTRM_OUTCOME_PLANNED : FASTRM_OUTCOME_REMOVED, 0, NULL);
+}
+
 /* Removed (a dry run: would be). */
-static void report_removed(struct pool *P, const struct fastrm_rmtree_entry *e)
+static inline void report_removed(struct pool *P, const struct fastrm_rmtree_entry *e)
 {
 	if (P->o->manifest)
-		fastrm_manifest_add(P->o->manifest, e->path, type_of(e),
-		                    P->dry ? FASTRM_OUTCOME_PLANNED : FASTRM_OUTCOME_REMOVED,
-		                    0, NULL);
+		manifest_removed(P, e);
 	if (!P->o->removed)
 		return;
 	pthread_mutex_lock(&P->cb);
@@ -1411,7 +1417,7 @@ static void visit(struct walk *k, FTSENT *ent)
 	struct task *t = k->t;
 	struct fastrm_rmtree_entry e;
 
-	if (ent->fts_level != FTS_ROOTLEVEL && exclude(k, ent)) {
+	if (P->nexcl && ent->fts_level != FTS_ROOTLEVEL && exclude(k, ent)) {
 		if (ent->fts_info == FTS_D)
 			estimate_skipped(k, ent);
 		return;
