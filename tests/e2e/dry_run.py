@@ -25,12 +25,11 @@ import shutil
 import subprocess
 import sys
 
-from e2e_common import frm_env, make_test_dir, skip
+from e2e_common import NOBODY, as_nobody, entries_below, frm_env, make_test_dir, skip
 
 FRM = os.path.abspath(sys.argv[1])
 SEED = int(sys.argv[2]) if len(sys.argv) > 2 else 46
 TREES = int(os.environ.get("FASTRM_DRY_RUN_TREES", "1000"))
-NOBODY = 65534
 NAMES = [b"a", b"b.c", b"x y", b"n\nl", b"t\tb", b"\xff\xfe", b"d1", b"keep",
          b".hid", b"caf\xc3\xa9.c", b"zz"]
 PATTERNS = [b"*.c", b"keep*", b"d1*", b"a*/", b"*/b*", b"d1*/*.c", b"\xff*",
@@ -129,20 +128,6 @@ def model(node, path, rel, pats, parent_writable, out):
     return True
 
 
-def inventory(path):
-    out = {path}
-    for top, dirs, files in os.walk(path):
-        for n in dirs + files:
-            out.add(os.path.join(top, n))
-    return out
-
-
-def as_nobody():
-    os.setgroups([])
-    os.setgid(NOBODY)
-    os.setuid(NOBODY)
-
-
 def frm(args, cwd):
     return subprocess.run([FRM] + args, cwd=cwd, env=frm_env(),
                           preexec_fn=as_nobody, capture_output=True)
@@ -158,11 +143,11 @@ def one(base, rnd, n):
     args = [b"--exclude=" + p for p in pats]
     want = {"removed": set(), "excluded": [], "failed": []}
     model(tree, b"t", None, pats, True, want)
-    before = {os.path.relpath(p, base) for p in inventory(root)}
+    before = {os.path.relpath(p, base) for p in entries_below(root)}
     dry = frm([b"-r", b"--dry-run", b"--null"] + args + [b"t"], base)
     listed = set(p for p in dry.stdout.split(b"\0") if p)
     real = frm([b"-r"] + args + [b"t"], base)
-    after = {os.path.relpath(p, base) for p in inventory(root)} \
+    after = {os.path.relpath(p, base) for p in entries_below(root)} \
         if os.path.lexists(root) else set()
     removed = before - after
     ctx = (n, pats, sorted(want["removed"] ^ listed)[:4],

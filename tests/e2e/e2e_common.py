@@ -10,6 +10,9 @@ import tempfile
 # The exit status that meson counts as a skipped test.
 SKIP = 77
 
+# The plain user the tests that need one run frm as (root makes its trees).
+NOBODY = 65534
+
 
 def skip(reason):
     """Leave the test as skipped, saying why."""
@@ -66,3 +69,20 @@ def order_kept(out):
             if any(d in later for later in lines[i + 1:]):
                 return False
     return True
+
+
+def as_nobody():
+    """preexec_fn: the child runs as NOBODY, no supplementary groups."""
+    os.setgroups([])
+    os.setgid(NOBODY)
+    os.setuid(NOBODY)
+
+
+def entries_below(root):
+    """Every path below and including @root (as given: str or bytes), or
+    the empty set when @root is not there."""
+    out = {root} if os.path.lexists(root) else set()
+    for top, dirnames, filenames in os.walk(root):
+        for n in dirnames + filenames:
+            out.add(os.path.join(top, n))
+    return out

@@ -25,11 +25,10 @@ import subprocess
 import sys
 import time
 
-from e2e_common import frm_env, make_test_dir, skip
+from e2e_common import NOBODY, as_nobody, entries_below, frm_env, make_test_dir, skip
 
 FRM = os.path.abspath(sys.argv[1])
 ENTRIES = int(os.environ.get("FASTRM_MANIFEST_ENTRIES", "200000"))
-NOBODY = 65534
 NAMES = [b"plain", b"new\nline", b"tab\there", b"bad\xff\xfe", b"caf\xc3\xa9",
          b"half\xc3", b"sur\xed\xa0\x80"]
 
@@ -74,20 +73,6 @@ def make_tree(root, entries, seed):
     for d in unwritable:
         os.chmod(d, 0o555)
     return inv, unwritable
-
-
-def on_disk(root):
-    out = {root} if os.path.lexists(root) else set()
-    for top, dirnames, filenames in os.walk(root):
-        for n in dirnames + filenames:
-            out.add(os.path.join(top, n))
-    return out
-
-
-def as_nobody():
-    os.setgroups([])
-    os.setgid(NOBODY)
-    os.setuid(NOBODY)
 
 
 def run_frm(args, cwd):
@@ -150,7 +135,7 @@ def check_whole_run(base, fmt):
     union = rem | fail | kept
     assert union == inv, ("not the inventory", len(union), len(inv),
                           sorted(union ^ inv)[:5])
-    left = on_disk(root)
+    left = entries_below(root)
     assert fail | kept == left, ("left", sorted((fail | kept) ^ left)[:5])
     assert fail, "no failure: the tree has no unwritable directory"
     # the summary's counts are the records'
@@ -205,7 +190,7 @@ def check_killed(base):
         if r["outcome"] == "removed":
             removed += 1
             assert not os.path.lexists(os.path.join(base, path_bytes(r))), r
-    left = on_disk(root)
+    left = entries_below(root)
     assert removed > 0 and left, (removed, len(left))
     print("ok: killed: %d bytes, %d records (%d removed), %d of %d entries left"
           % (len(data), len(lines), removed, len(left), len(inv)))
