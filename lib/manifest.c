@@ -302,6 +302,28 @@ static void end_record(struct fastrm_manifest *m, size_t mark)
 
 /* ----------------------------------------------------------- records */
 
+FASTRM_EXPORT const char *fastrm_manifest_op(enum fastrm_rmtree_error what, int is_dir)
+{
+	switch (what) {
+	case FASTRM_RMTREE_EREMOVE: return is_dir ? "rmdir" : "unlink";
+	case FASTRM_RMTREE_EWALK: return "read";
+	case FASTRM_RMTREE_ECYCLE: return "cycle";
+	case FASTRM_RMTREE_EXDEV: return "cross-device";
+	case FASTRM_RMTREE_EREFUSED: return "refused";
+	}
+	return NULL;
+}
+
+FASTRM_EXPORT const char *fastrm_manifest_reason(enum fastrm_rmtree_keep why)
+{
+	switch (why) {
+	case FASTRM_RMTREE_KEPT_BELOW: return "below";
+	case FASTRM_RMTREE_KEPT_EXCLUDED: return "excluded";
+	case FASTRM_RMTREE_KEPT_DECLINED: return "declined";
+	}
+	return NULL;
+}
+
 FASTRM_EXPORT struct fastrm_manifest *fastrm_manifest_new(int fd, int format, unsigned flags)
 {
 	if (fd < 0 || (format != FASTRM_MANIFEST_JSON && format != FASTRM_MANIFEST_NUL) ||

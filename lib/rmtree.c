@@ -312,20 +312,6 @@ static inline void report_removed(struct pool *P, const struct fastrm_rmtree_ent
 	pthread_mutex_unlock(&P->cb);
 }
 
-/* The operation the manifest names for a failure. */
-static const char *op_of(const struct fastrm_rmtree_entry *e,
-                         enum fastrm_rmtree_error what)
-{
-	switch (what) {
-	case FASTRM_RMTREE_EREMOVE: return e->is_dir ? "rmdir" : "unlink";
-	case FASTRM_RMTREE_EWALK: return "read";
-	case FASTRM_RMTREE_ECYCLE: return "cycle";
-	case FASTRM_RMTREE_EXDEV: return "cross-device";
-	case FASTRM_RMTREE_EREFUSED: return "refused";
-	}
-	return NULL;
-}
-
 /* Returns true when it counts as a failure (a failure ignored is not in
  * the manifest: rm -f's missing entries). */
 static bool report_failed(struct pool *P, const struct fastrm_rmtree_entry *e,
@@ -340,7 +326,8 @@ static bool report_failed(struct pool *P, const struct fastrm_rmtree_entry *e,
 	pthread_mutex_unlock(&P->cb);
 	if (counts && P->o->manifest)
 		fastrm_manifest_add(P->o->manifest, e->path, type_of(e),
-		                    FASTRM_OUTCOME_FAILED, err, op_of(e, what));
+		                    FASTRM_OUTCOME_FAILED, err,
+		                    fastrm_manifest_op(what, e->is_dir));
 	return counts;
 }
 
@@ -348,14 +335,9 @@ static bool report_failed(struct pool *P, const struct fastrm_rmtree_entry *e,
 static void report_kept(struct pool *P, const struct fastrm_rmtree_entry *e,
                         enum fastrm_rmtree_keep why)
 {
-	static const char *const reasons[] = {
-		[FASTRM_RMTREE_KEPT_BELOW] = "below",
-		[FASTRM_RMTREE_KEPT_EXCLUDED] = "excluded",
-		[FASTRM_RMTREE_KEPT_DECLINED] = "declined",
-	};
 	if (P->o->manifest)
 		fastrm_manifest_add(P->o->manifest, e->path, type_of(e),
-		                    FASTRM_OUTCOME_KEPT, 0, reasons[why]);
+		                    FASTRM_OUTCOME_KEPT, 0, fastrm_manifest_reason(why));
 	if (!P->o->kept)
 		return;
 	pthread_mutex_lock(&P->cb);
@@ -413,6 +395,18 @@ static void report_fatal(struct pool *P, int err)
 
 /* ----------------------------------------------------------- dry run */
 
+/* The length of path given @path, trailing slashes aside ("/" keeps its
+ * one). */
+static size_t op_len(const char *path)
+{
+	size_t len = strlen(path);
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	return len;
+}
+
+static bool last_is_dots(const char *path);
+
 /* What would fail any unlink in the directory open as @dfd (AT_FDCWD: the
  * working directory), whatever the entry: no write or search permission
  * for this process, a read-only file system (faccessat says EROFS), an
@@ -448,17 +442,14 @@ static int plan_dir(int dfd, bool *sticky, dev_t *dev)
 static int plan(int fd, const char *name, bool is_dir, const struct stat *st,
                 bool declined, FTSENT *parent)
 {
+	if (is_dir && last_is_dots(name))
+		return EINVAL; /* rmdir(".") (fastrm_rmtreeat's "."), as the real one */
 	/* a path given may hold a '/': its parent directory by that path,
 	 * its last component (trailing slashes aside) the name there */
-	size_t len = strlen(name);
-	while (len > 1 && name[len - 1] == '/')
-		len--;
+	size_t len = op_len(name);
 	const char *slash = memrchr(name, '/', len);
 	const char *last = slash ? slash + 1 : name;
 	size_t last_len = len - (size_t)(last - name);
-	if (is_dir && last[0] == '.' &&
-	    (last_len == 1 || (last_len == 2 && last[1] == '.')))
-		return EINVAL; /* rmdir(".") (fastrm_rmtreeat's "."), as the real one */
 	char *base = strndup(last, last_len);
 	if (!base)
 		return ENOMEM;
@@ -552,16 +543,6 @@ static void exclusions_free(struct pool *P)
 	for (size_t i = 0; i < P->nexcl; i++)
 		free(P->excl[i].pat);
 	free(P->excl);
-}
-
-/* The length of path given @path, trailing slashes aside ("/" keeps its
- * one). */
-static size_t op_len(const char *path)
-{
-	size_t len = strlen(path);
-	while (len > 1 && path[len - 1] == '/')
-		len--;
-	return len;
 }
 
 /* Whether entry @e (@name: its name; @rel: its path below the path
@@ -1503,9 +1484,7 @@ static bool root_allowed(struct walk *k, FTSENT *ent)
  * "..". */
 static bool last_is_dots(const char *path)
 {
-	size_t end = strlen(path);
-	while (end > 1 && path[end - 1] == '/')
-		end--;
+	size_t end = op_len(path);
 	size_t b = end;
 	while (b > 0 && path[b - 1] != '/')
 		b--;

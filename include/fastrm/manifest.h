@@ -38,6 +38,8 @@
 
 #include <sys/types.h>
 
+#include <fastrm/rmtree.h>   /* enum fastrm_rmtree_error, fastrm_rmtree_keep */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -86,6 +88,17 @@ int fastrm_manifest_add(struct fastrm_manifest *m, const char *path,
  *  buffered.  Returns 0 or a negative errno value (the first write
  *  error since the manifest was made). */
 int fastrm_manifest_finish(struct fastrm_manifest *m, int exit_status);
+
+/** The operation a record names for a failure of fastrm_rmtree(3) of
+ *  kind @what on a directory (@is_dir) or not: "unlink", "rmdir", "read",
+ *  "cycle", "cross-device", "refused"; NULL for an unknown @what.  For a
+ *  caller that writes records of its own (fastrm_manifest_add) in the
+ *  library's words. */
+const char *fastrm_manifest_op(enum fastrm_rmtree_error what, int is_dir);
+
+/** The reason a record names for an entry kept (@why): "below",
+ *  "excluded", "declined"; NULL for an unknown @why. */
+const char *fastrm_manifest_reason(enum fastrm_rmtree_keep why);
 
 /** Records whose path is "." or begins with "./" (a removal through a
  *  directory fd: fastrm_rmtreeat(fd, {".", NULL}, ...)) are written with

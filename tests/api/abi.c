@@ -60,6 +60,8 @@ FN(fastrm_manifest_add, int (*)(struct fastrm_manifest *, const char *, mode_t,
 FN(fastrm_manifest_set_base, int (*)(struct fastrm_manifest *, const char *));
 FN(fastrm_manifest_finish, int (*)(struct fastrm_manifest *, int));
 FN(fastrm_manifest_free, int (*)(struct fastrm_manifest *));
+FN(fastrm_manifest_op, const char *(*)(enum fastrm_rmtree_error, int));
+FN(fastrm_manifest_reason, const char *(*)(enum fastrm_rmtree_keep));
 FN(fastrm_rmtree_excluded, int (*)(const char *const *, const char *, const char *,
                                    int));
 _Static_assert(__builtin_types_compatible_p(fastrm_emit_fn,

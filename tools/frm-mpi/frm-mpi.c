@@ -698,23 +698,11 @@ static void cb_kept(void *ctx, const struct fastrm_rmtree_entry *e,
 	}
 	pthread_mutex_lock(&say_mu);
 	record(shown(c, e->path), type_of(e), FASTRM_OUTCOME_KEPT, 0,
-	       why == FASTRM_RMTREE_KEPT_EXCLUDED ? "excluded"
-	       : why == FASTRM_RMTREE_KEPT_DECLINED ? "declined" : "below");
+	       fastrm_manifest_reason(why));
 	pthread_mutex_unlock(&say_mu);
 }
 
-/* The operation a manifest names for a failure. */
-static const char *op_of(const struct fastrm_rmtree_entry *e, enum fastrm_rmtree_error what)
-{
-	switch (what) {
-	case FASTRM_RMTREE_EREMOVE: return e->is_dir ? "rmdir" : "unlink";
-	case FASTRM_RMTREE_EWALK: return "read";
-	case FASTRM_RMTREE_ECYCLE: return "cycle";
-	case FASTRM_RMTREE_EXDEV: return "cross-device";
-	case FASTRM_RMTREE_EREFUSED: return "refused";
-	}
-	return NULL;
-}
+
 
 static int cb_failed(void *ctx, const struct fastrm_rmtree_entry *e,
                      enum fastrm_rmtree_error what, int err)
@@ -743,7 +731,7 @@ static int cb_failed(void *ctx, const struct fastrm_rmtree_entry *e,
 		error_msg(err, "cannot remove %s", quote_always(0, p));
 		break;
 	}
-	record(p, type_of(e), FASTRM_OUTCOME_FAILED, err, op_of(e, what));
+	record(p, type_of(e), FASTRM_OUTCOME_FAILED, err, fastrm_manifest_op(what, e->is_dir));
 	pthread_mutex_unlock(&say_mu);
 	if (c->ngave)
 		note_failure(c, e->path);
