@@ -27,6 +27,9 @@
  * included), rotational position (the rotation is always the mean),
  * zoned transfer rates, command overheads, and the time FUSE itself adds
  * (tens of microseconds per request).
+ *
+ * FASTRM_DISK_LOG=FILE (hdd): one line a request as it is served: seconds
+ * since start, R or W, byte offset, length, 1 if it seeked, its time in ns.
  */
 #define FUSE_USE_VERSION 31
 #define _GNU_SOURCE
@@ -70,6 +73,9 @@ static struct {
 	unsigned in_flight;      /* lat: requests being served */
 	struct timespec busy_since;
 
+	FILE *log;               /* hdd: FASTRM_DISK_LOG, one line a request */
+	struct timespec start;
+
 	/* counters, under lock */
 	uint64_t reads, writes, read_bytes, write_bytes, seeks, busy_ns;
 } disk = {
@@ -81,7 +87,7 @@ static struct {
 
 struct request {
 	uint64_t off, len;
-	bool done;
+	bool write, done;
 	pthread_cond_t served;
 	struct request *next;
 };
@@ -165,6 +171,14 @@ static void *head_thread(void *arg)
 		pthread_mutex_lock(&disk.lock);
 		disk.busy_ns += ns;
 		disk.seeks += seek;
+		if (disk.log) {
+			struct timespec now;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			fprintf(disk.log, "%.6f %c %ju %ju %d %ju\n",
+			        (double)ns_between(&disk.start, &now) / 1e9,
+			        r->write ? 'W' : 'R', (uintmax_t)r->off, (uintmax_t)r->len,
+			        seek, (uintmax_t)ns);
+		}
 		r->done = true;
 		pthread_cond_signal(&r->served);
 	}
@@ -188,7 +202,7 @@ static void model_serve(uint64_t off, uint64_t len, bool write)
 	pthread_mutex_lock(&disk.lock);
 	account(len, write);
 	if (disk.kind == HDD) {
-		struct request r = { .off = off, .len = len };
+		struct request r = { .off = off, .len = len, .write = write };
 		pthread_cond_init(&r.served, NULL);
 		r.next = disk.queue;
 		disk.queue = &r;
@@ -403,6 +417,12 @@ int main(int argc, char **argv)
 	disk.capacity = (uint64_t)st.st_size;
 	/* Sleeps of a millisecond must not be stretched by timer slack. */
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	clock_gettime(CLOCK_MONOTONIC, &disk.start);
+	const char *log = getenv("FASTRM_DISK_LOG");
+	if (log && disk.kind == HDD && !(disk.log = fopen(log, "ae"))) {
+		perror(log);
+		return 1;
+	}
 	if (disk.kind == HDD) {
 		pthread_t t;
 		if (pthread_create(&t, NULL, head_thread, NULL) != 0) {
@@ -412,5 +432,12 @@ int main(int argc, char **argv)
 	}
 	char *fargs[] = { argv[0], argv[1], "-f", "-o", "max_idle_threads=256",
 	                  NULL };
-	return fuse_main(5, fargs, &ops, NULL);
+	int rc = fuse_main(5, fargs, &ops, NULL);
+	if (disk.log) {
+		pthread_mutex_lock(&disk.lock);
+		fclose(disk.log);
+		disk.log = NULL;
+		pthread_mutex_unlock(&disk.lock);
+	}
+	return rc;
 }
