@@ -1923,6 +1923,7 @@ FASTRM_EXPORT int fastrm_rmtreeat(int dirfd, char *const *paths,
 		stats->read_ahead_bytes = (size_t)total.bytes;
 		stats->index_lookups = (size_t)total.lookups;
 		stats->inodes_read_ahead = (size_t)total.inodes;
+		stats->leaves_read_ahead = (size_t)total.leaves;
 	}
 	device_advisor_free(P.adv);
 	exclusions_free(&P);

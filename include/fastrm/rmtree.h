@@ -230,7 +230,10 @@ struct fastrm_rmtree_stats {
 	                             a sorted pass */
 	size_t inodes_read_ahead; /* inodes XFS read ahead in windows around
 	                             the entries (reads that seek, as root) */
-	size_t reserved[2];
+	size_t leaves_read_ahead; /* since 0.8: leaves of btrfs's tree read
+	                             ahead in windows of the disk around the
+	                             entries (reads that seek, as root) */
+	size_t reserved[1];
 };
 
 /** Remove every path of the NULL-terminated @paths.  Returns the number of

@@ -63,6 +63,8 @@ struct device_profile {
 	                            tmpfs's BOGO_DIRENT_SIZE (mm/shmem.c) */
 	bool bulkstat;           /* XFS: this process may ask for inodes in
 	                            bulk (CAP_SYS_ADMIN) */
+	bool tree_search;        /* btrfs: ...may search its trees
+	                            (CAP_SYS_ADMIN), and it has a device */
 	int devfd;               /* ext4: its block device, open, or -1 */
 	dev_t bdev;              /* the block device with counters, or 0 */
 	/* the measure (under the advisor's lock; reads and queue are read
@@ -83,6 +85,7 @@ struct device_advisor {
 	struct device_profile p[MAX_PROFILES];
 	unsigned n;              /* profiles made (read without the lock) */
 	struct xfs_windows *xw;  /* XFS's windows, for all the walks */
+	struct btrfs_leaves *bl; /* btrfs's windows of leaves, likewise */
 	const struct device_stand_in *stand_in; /* tests: no real device */
 };
 
@@ -317,6 +320,8 @@ static struct device_profile *make_profile(struct device_advisor *a, int fd,
 			p->devfd = device_open_node(p->bdev, 0);
 		if (p->fs == DEVICE_FS_XFS)
 			p->bulkstat = sys_admin();
+		if (p->fs == DEVICE_FS_BTRFS)
+			p->tree_search = p->bdev && sys_admin();
 		measure_from_now(a, p);
 	}
 	/* published last: walks look profiles up without the lock */
@@ -583,8 +588,11 @@ struct device_advisor *device_advisor_new(enum device_advise what)
 		free(a);
 		return NULL;
 	}
-	if (what == DEVICE_ADVISE_ALL)
-		a->xw = xfs_windows_new(); /* without it, no windows */
+	if (what == DEVICE_ADVISE_ALL) {
+		/* without them, no windows */
+		a->xw = xfs_windows_new();
+		a->bl = btrfs_leaves_new();
+	}
 	return a;
 }
 
@@ -603,6 +611,7 @@ void device_advisor_free(struct device_advisor *a)
 		if (a->p[i].devfd >= 0)
 			close(a->p[i].devfd);
 	xfs_windows_free(a->xw);
+	btrfs_leaves_free(a->bl);
 	pthread_mutex_destroy(&a->lock);
 	free(a);
 }
@@ -619,6 +628,15 @@ void device_walk_fini(struct device_walk *w)
 	w->last = NULL;
 }
 
+/* btrfs: whether its leaves are read in windows here (btrfs-leaves.c):
+ * where reads were measured to seek, and the process may search the
+ * trees. */
+static bool btrfs_windows(struct device_walk *w, const struct device_profile *p)
+{
+	return p->fs == DEVICE_FS_BTRFS && p->tree_search && w->adv->bl &&
+	       reads_of(p) == DEVICE_READS_SEEK;
+}
+
 bool device_dir_opened(struct device_walk *w, int fd, const struct stat *st)
 {
 	if (!st || !S_ISDIR(st->st_mode))
@@ -632,6 +650,12 @@ bool device_dir_opened(struct device_walk *w, int fd, const struct stat *st)
 			ext4_dir_readahead(w, p->devfd, fd, st, NULL);
 		windows = p->fs == DEVICE_FS_XFS && p->bulkstat && w->adv->xw &&
 		          !reads_free(p) && reads_of(p) != DEVICE_READS_MODERATE;
+		if (btrfs_windows(w, p)) {
+			/* the directory's own items, then its entries' */
+			w->total.leaves += btrfs_leaves_at(w->adv->bl, fd, st->st_dev,
+			                                   p->bdev, st->st_ino, true);
+			windows = true;
+		}
 	}
 	errno = saved;
 	return windows;
@@ -666,6 +690,11 @@ void device_entry_out(struct device_walk *w, int fd, const struct stat *st,
                       unsigned long long ino, bool sorted)
 {
 	struct device_profile *p = profile(w, fd, st);
+	if (p && btrfs_windows(w, p)) {
+		w->total.leaves += btrfs_leaves_at(w->adv->bl, fd, st->st_dev, p->bdev,
+		                                   ino, true);
+		return;
+	}
 	if (!p || p->fs != DEVICE_FS_XFS || !p->bulkstat || !w->adv->xw)
 		return;
 	/* a large directory's entries in the directory's order would jump
@@ -808,6 +837,7 @@ void device_totals_add(struct device_totals *t, const struct device_walk *w)
 	t->bytes += w->total.bytes;
 	t->lookups += w->total.lookups;
 	t->inodes += w->total.inodes;
+	t->leaves += w->total.leaves;
 }
 
 unsigned long long device_dir_entries(const struct device_walk *w, off_t size)

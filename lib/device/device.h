@@ -31,6 +31,10 @@
  *                  sorted pass, by looking up made-up names (no privilege)
  *   xfs-inodes.c   XFS: the inodes around the entries, in windows, as they
  *                  go out (bulkstat: CAP_SYS_ADMIN), where reads seek
+ *   btrfs-leaves.c btrfs: the leaves of the subvolume's tree, in windows
+ *                  of the disk around the entries, read in the order they
+ *                  lie there (tree search: CAP_SYS_ADMIN, and the device
+ *                  open), where reads seek
  *   queue-probe.c  btrfs (and ext4 without read-ahead) whose reads seek:
  *                  whether the device serves several requests at once,
  *                  asked of it before any worker starts (the device open:
@@ -118,11 +122,13 @@ struct device_totals {
 	long long bytes;          /* ...and what they cover */
 	long lookups;             /* XFS: probe lookups into hash indexes */
 	long inodes;              /* XFS: inodes read in windows */
+	long leaves;              /* btrfs: leaves read in windows */
 };
 
 struct device_advisor;
 struct device_profile;
 struct xfs_windows;
+struct btrfs_leaves;
 
 /* One walk's state (one thread at a time): a stream's own, or a pool
  * worker's for all of its walks. */

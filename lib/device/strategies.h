@@ -184,4 +184,40 @@ bool xfs_windows_sparse(unsigned long read, unsigned long long inodes,
 /* Inodes read in all of @w's windows. */
 long xfs_windows_inodes(struct xfs_windows *w);
 
+/* ------------------------------------------- btrfs leaves (btrfs-leaves.c) */
+
+/* The leaves of a subvolume's tree, read ahead in the order they lie on
+ * the device: for an inode the walk is about to need, the aligned window
+ * of BTRFS_WINDOW bytes of the metadata chunk around the leaf that holds
+ * it is read from the block device, and btrfs is made to read every leaf
+ * of the subvolume in it, in order (a tree search of each leaf's first
+ * key), unless one of the last BTRFS_WINDOWS_RECENT windows holds it (a
+ * hit, counted once per leaf the walk moves to).  After
+ * BTRFS_WINDOW_TRIAL windows, none more if the walk found fewer than
+ * BTRFS_WINDOW_PAYS leaves in windows per window read.  BTRFS_NODES
+ * internal nodes are kept; the subvolume's root is looked up again at most
+ * once per BTRFS_ROOT_MS.  Needs CAP_SYS_ADMIN (the tree search), the
+ * block device open (root), one device; reads that seek. */
+#define BTRFS_WINDOW (4 << 20)
+#define BTRFS_WINDOWS_RECENT 256
+#define BTRFS_WINDOW_TRIAL 16
+#define BTRFS_WINDOW_PAYS 4
+#define BTRFS_NODES 64
+#define BTRFS_ROOT_MS 1000
+
+/* One set of windows for a walk or a pool of walks (thread-safe: one
+ * window is read at a time; a thread that finds one being read goes on). */
+struct btrfs_leaves *btrfs_leaves_new(void);
+void btrfs_leaves_free(struct btrfs_leaves *b);
+/* For inode @ino of the btrfs file system of @fd (device @dev, on block
+ * device @bdev), whose reads @seek (the advisor's measure: if not,
+ * nothing is read): returns the leaves btrfs was made to read (0: a hit,
+ * off, busy, refused).  Leaves errno alone. */
+long btrfs_leaves_at(struct btrfs_leaves *b, int fd, dev_t dev, dev_t bdev,
+                     unsigned long long ino, bool seek);
+/* Whether the windows on @dev are off: refused, or they did not pay. */
+bool btrfs_leaves_off(struct btrfs_leaves *b, dev_t dev);
+/* Leaves read in all of @b's windows. */
+long btrfs_leaves_read(struct btrfs_leaves *b);
+
 #endif

@@ -330,7 +330,8 @@ stats: a dict: removed (entries removed, directories included; in a
   or directories above what was left), excluded (kept by an exclusion),
   workers (threads that ran), workers_fitted,
   subtrees_shared, read_ahead_requests, read_ahead_bytes, index_lookups,
-  inodes_read_ahead (fastrm_rmtree(3), struct fastrm_rmtree_stats)."""
+  inodes_read_ahead, leaves_read_ahead (fastrm_rmtree(3), struct
+  fastrm_rmtree_stats)."""
 
 
 def remove(paths, *, dir_fd=None, missing_ok=True, one_file_system=False,

@@ -149,7 +149,7 @@ static PyObject *stats_dict(const struct fastrm_rmtree_stats *s,
                             unsigned long long removed, unsigned long long kept,
                             unsigned long long excluded)
 {
-	return Py_BuildValue("{s:K,s:K,s:K,s:I,s:I,s:n,s:n,s:n,s:n,s:n}",
+	return Py_BuildValue("{s:K,s:K,s:K,s:I,s:I,s:n,s:n,s:n,s:n,s:n,s:n}",
 	                     "removed", removed,
 	                     "kept", kept,
 	                     "excluded", excluded,
@@ -159,7 +159,8 @@ static PyObject *stats_dict(const struct fastrm_rmtree_stats *s,
 	                     "read_ahead_requests", (Py_ssize_t)s->read_ahead_requests,
 	                     "read_ahead_bytes", (Py_ssize_t)s->read_ahead_bytes,
 	                     "index_lookups", (Py_ssize_t)s->index_lookups,
-	                     "inodes_read_ahead", (Py_ssize_t)s->inodes_read_ahead);
+	                     "inodes_read_ahead", (Py_ssize_t)s->inodes_read_ahead,
+	                     "leaves_read_ahead", (Py_ssize_t)s->leaves_read_ahead);
 }
 
 /* The interpreter's main thread (set at import). */

@@ -151,7 +151,8 @@ OFF(struct fastrm_rmtree_stats, read_ahead_requests, 16);
 OFF(struct fastrm_rmtree_stats, read_ahead_bytes, 24);
 OFF(struct fastrm_rmtree_stats, index_lookups, 32);
 OFF(struct fastrm_rmtree_stats, inodes_read_ahead, 40);
-OFF(struct fastrm_rmtree_stats, reserved, 48);
+OFF(struct fastrm_rmtree_stats, leaves_read_ahead, 48);
+OFF(struct fastrm_rmtree_stats, reserved, 56);
 #endif
 
 int main(void)

@@ -610,7 +610,7 @@ static bool prompt_is_silent(const struct rm_options *x)
 static unsigned workers_ran = 1, workers_fitted;
 static const char *workers_why;
 static uintmax_t read_ahead_requests, read_ahead_bytes, index_lookups,
-                 inodes_read_ahead;
+                 inodes_read_ahead, leaves_read_ahead;
 
 /* The removal's rules (what is removed, retried, kept, reported) are the
  * library's; what follows is rm's side of them: its refusals, its prompts,
@@ -879,6 +879,7 @@ static enum rm_status rm(char *const *files, const struct rm_options *x,
 	read_ahead_bytes = st.read_ahead_bytes;
 	index_lookups = st.index_lookups;
 	inodes_read_ahead = st.inodes_read_ahead;
+	leaves_read_ahead = st.leaves_read_ahead;
 	if (rc < 0 && rc != -EINTR) {
 		/* the walk could not go on (as GNU rm, which stops there) */
 		error_msg(-rc, "fts_read failed");
@@ -919,6 +920,9 @@ static void print_stats(void)
 	if (inodes_read_ahead)
 		fprintf(stderr, ", read %ju inode%s ahead", inodes_read_ahead,
 		        inodes_read_ahead == 1 ? "" : "s");
+	if (leaves_read_ahead)
+		fprintf(stderr, ", read %ju lea%s of btrfs's tree ahead", leaves_read_ahead,
+		        leaves_read_ahead == 1 ? "f" : "ves");
 	fputc('\n', stderr);
 }
 
