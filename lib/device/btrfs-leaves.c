@@ -101,7 +101,8 @@ struct btrfs_leaves {
 	unsigned nchunks;
 	uint64_t root;           /* the tree's root node, at its last commit */
 	uint64_t bad;            /* a node that was not what it should be:
-	                            not read again until the root moves */
+	                            not read again before the root is looked
+	                            up again */
 	unsigned root_level;
 	struct node node[BTRFS_NODES];
 	unsigned next_node;
@@ -314,8 +315,10 @@ static bool find_root(struct btrfs_leaves *b, int fd,
 		for (unsigned i = 0; i < BTRFS_NODES; i++)
 			b->node[i].bytenr = 0;
 		b->root = root;
-		b->bad = 0;
 	}
+	/* a commit updates the root item before it writes the new nodes: a
+	 * node that was not there yet is asked for again */
+	b->bad = 0;
 	b->root_level = item[offsetof(struct btrfs_root_item, level)];
 	clock_gettime(CLOCK_MONOTONIC, &b->root_at);
 	return true;
@@ -441,21 +444,29 @@ long btrfs_leaves_at(struct btrfs_leaves *b, int fd, dev_t dev, dev_t bdev,
 
 	long n = 0;
 	bool refused = false, hit = false, counted = false;
-	if (!b->args && !(b->args = malloc(sizeof *b->args)))
+	if (!b->args && !(b->args = calloc(1, sizeof *b->args)))
 		refused = true;
 	struct btrfs_ioctl_search_args *args = b->args;
 	if (!refused && !b->ready)
 		refused = !(b->ready = set_up(b, fd, bdev, args));
 	/* the root moves at each commit: looked up again at most once per
-	 * BTRFS_ROOT_MS (the nodes of the last commit stay on the device
-	 * until the next one; what they say is only a hint) */
+	 * BTRFS_ROOT_MS, or BTRFS_RETRY_MS after a node was not what it
+	 * should be (the nodes of the last commit stay on the device until
+	 * the next one; what they say is only a hint) */
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (!refused && (!b->root ||
-	                 (now.tv_sec - b->root_at.tv_sec) * 1000 +
-	                 (now.tv_nsec - b->root_at.tv_nsec) / 1000000 >= BTRFS_ROOT_MS))
-		refused = !find_root(b, fd, args);
-	uint64_t leaf = refused ? 0 : leaf_of(b, ino);
+	long long since = (now.tv_sec - b->root_at.tv_sec) * 1000LL +
+	                  (now.tv_nsec - b->root_at.tv_nsec) / 1000000;
+	bool rooted = !refused;
+	if (!refused && (!b->root || since >= BTRFS_ROOT_MS ||
+	                 (b->bad && since >= BTRFS_RETRY_MS))) {
+		/* errno says whether it was refused or only not found now */
+		errno = 0;
+		rooted = find_root(b, fd, args);
+		refused = !rooted && (errno == EPERM || errno == EACCES ||
+		                      errno == ENOTTY);
+	}
+	uint64_t leaf = rooted && b->root ? leaf_of(b, ino) : 0;
 	const struct chunk *c = leaf ? chunk_of(b, leaf) : NULL;
 	if (c) {
 		uint64_t start = c->logical + (leaf - c->logical) / BTRFS_WINDOW * BTRFS_WINDOW;

@@ -196,7 +196,8 @@ long xfs_windows_inodes(struct xfs_windows *w);
  * BTRFS_WINDOW_TRIAL windows, none more if the walk found fewer than
  * BTRFS_WINDOW_PAYS leaves in windows per window read.  BTRFS_NODES
  * internal nodes are kept; the subvolume's root is looked up again at most
- * once per BTRFS_ROOT_MS.  Needs CAP_SYS_ADMIN (the tree search), the
+ * once per BTRFS_ROOT_MS (BTRFS_RETRY_MS after a node read from the device
+ * was not the one asked for: a commit in progress).  Needs CAP_SYS_ADMIN (the tree search), the
  * block device open (root), one device; reads that seek. */
 #define BTRFS_WINDOW (4 << 20)
 #define BTRFS_WINDOWS_RECENT 256
@@ -204,6 +205,7 @@ long xfs_windows_inodes(struct xfs_windows *w);
 #define BTRFS_WINDOW_PAYS 4
 #define BTRFS_NODES 64
 #define BTRFS_ROOT_MS 1000
+#define BTRFS_RETRY_MS 100
 
 /* One set of windows for a walk or a pool of walks (thread-safe: one
  * window is read at a time; a thread that finds one being read goes on). */

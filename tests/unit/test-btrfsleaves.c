@@ -171,7 +171,9 @@ static void test_window(void **state)
 			_exit(2);
 		struct btrfs_leaves *u = btrfs_leaves_new();
 		long got = u ? btrfs_leaves_at(u, fd, st.st_dev, bdev, ino, true) : -1;
-		_exit(got == 0 && btrfs_leaves_off(u, st.st_dev) ? 0 : 1);
+		bool off = btrfs_leaves_off(u, st.st_dev);
+		btrfs_leaves_free(u);
+		_exit(got == 0 && off ? 0 : 1);
 	}
 	int status;
 	assert_int_equal(waitpid(pid, &status, 0), pid);
