@@ -85,7 +85,9 @@ struct device_advisor {
 	struct device_profile p[MAX_PROFILES];
 	unsigned n;              /* profiles made (read without the lock) */
 	struct xfs_windows *xw;  /* XFS's windows, for all the walks */
-	struct btrfs_leaves *bl; /* btrfs's windows of leaves, likewise */
+	struct btrfs_leaves *bl; /* btrfs's windows of leaves, likewise: made
+	                            with the first profile that can use them
+	                            (under the lock; read without) */
 	const struct device_stand_in *stand_in; /* tests: no real device */
 };
 
@@ -320,8 +322,13 @@ static struct device_profile *make_profile(struct device_advisor *a, int fd,
 			p->devfd = device_open_node(p->bdev, 0);
 		if (p->fs == DEVICE_FS_XFS)
 			p->bulkstat = sys_admin();
-		if (p->fs == DEVICE_FS_BTRFS)
+		if (p->fs == DEVICE_FS_BTRFS) {
 			p->tree_search = p->bdev && sys_admin();
+			/* made for the first such device only: most walks
+			 * never need it (12 KiB zeroed) */
+			if (p->tree_search && !a->bl)
+				a->bl = btrfs_leaves_new();
+		}
 		measure_from_now(a, p);
 	}
 	/* published last: walks look profiles up without the lock */
@@ -588,11 +595,8 @@ struct device_advisor *device_advisor_new(enum device_advise what)
 		free(a);
 		return NULL;
 	}
-	if (what == DEVICE_ADVISE_ALL) {
-		/* without them, no windows */
-		a->xw = xfs_windows_new();
-		a->bl = btrfs_leaves_new();
-	}
+	if (what == DEVICE_ADVISE_ALL)
+		a->xw = xfs_windows_new(); /* without it, no windows */
 	return a;
 }
 
