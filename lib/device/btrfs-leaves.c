@@ -10,9 +10,9 @@
  * keys; a tree made in one go has its leaves in that order on the disk,
  * but one that was written to since (copies removed around it, files
  * changed) has them scattered: GNU rm on the harness's one-head disk, the
- * aged real tree x3 (126,679 entries) as root, read 7,269 leaves with
- * 5,911 seeks (34 s of the disk's 48), where the same leaves lie in 94
- * runs on the disk (doc/results.md, "btrfs cold: the leaves in disk
+ * aged real tree x3 (126,028 entries) as root, read 7,292 leaves with
+ * 5,561 seeks (30 s of the disk's 37), where the blocks it read lie in 71
+ * stretches of the disk (doc/results.md, "btrfs cold: the leaves in disk
  * order").  The order of removal cannot mend that: the keys decide which
  * leaf comes next.
  *
