@@ -89,10 +89,13 @@ struct btrfs_leaves {
 	bool started, off, busy, ready;
 	unsigned long windows, hits;
 	long leaves;             /* leaves searched, all devices */
-	uint64_t last_leaf;      /* the leaf the last call found */
-	uint64_t recent[BTRFS_WINDOWS_RECENT];
-	unsigned nrecent, next;
-	/* of dev, once ready (used by the thread holding busy) */
+	uint64_t last_leaf;      /* the leaf the last call found, which holds
+	                            the inodes from span_lo to span_hi (by
+	                            the nodes; empty when it cannot tell) */
+	uint64_t span_lo, span_hi;
+	struct recent_windows recent;
+	/* of dev, once ready (this and the windows' state above: used by the
+	 * thread holding busy, or under the lock while none does) */
 	int devfd;
 	uint64_t tree;           /* the subvolume's tree id */
 	unsigned char fsid[BTRFS_FSID_SIZE];
@@ -315,6 +318,7 @@ static bool find_root(struct btrfs_leaves *b, int fd,
 		for (unsigned i = 0; i < BTRFS_NODES; i++)
 			b->node[i].bytenr = 0;
 		b->root = root;
+		b->span_hi = b->span_lo = 0;
 	}
 	/* a commit updates the root item before it writes the new nodes: a
 	 * node that was not there yet is asked for again */
@@ -364,7 +368,7 @@ static const unsigned char *node_at(struct btrfs_leaves *b, uint64_t logical,
 }
 
 /* The leaf that holds the items of inode @ino, by the nodes; 0 if not
- * found. */
+ * found.  Notes the inodes the same leaf holds (span_lo, span_hi). */
 static uint64_t leaf_of(struct btrfs_leaves *b, uint64_t ino)
 {
 	uint64_t at = b->root;
@@ -382,6 +386,14 @@ static uint64_t leaf_of(struct btrfs_leaves *b, uint64_t ino)
 				hi = mid;
 		}
 		at = le64_at(n + HDR_SIZE + (size_t)lo * PTR_SIZE + 17);
+		if (level == 1) {
+			/* up to the next leaf's first inode */
+			b->span_lo = b->span_hi =
+				le64_at(n + HDR_SIZE + (size_t)lo * PTR_SIZE);
+			if (lo + 1 < le32_at(n + HDR_NRITEMS))
+				b->span_hi = le64_at(n + HDR_SIZE +
+				                     (size_t)(lo + 1) * PTR_SIZE);
+		}
 	}
 	return at;
 }
@@ -424,8 +436,8 @@ static void on_device(struct btrfs_leaves *b, dev_t dev)
 	b->started = true;
 	b->off = false;
 	b->windows = b->hits = 0;
-	b->nrecent = b->next = 0;
-	b->last_leaf = 0;
+	b->recent.n = b->recent.next = 0;
+	b->last_leaf = b->span_lo = b->span_hi = 0;
 }
 
 long btrfs_leaves_at(struct btrfs_leaves *b, int fd, dev_t dev, dev_t bdev,
@@ -435,15 +447,27 @@ long btrfs_leaves_at(struct btrfs_leaves *b, int fd, dev_t dev, dev_t bdev,
 		return 0;
 	int saved = errno;
 	pthread_mutex_lock(&b->lock);
-	on_device(b, dev);
-	bool mine = !b->off && !b->busy;
+	bool mine = !b->busy;
+	if (mine) {
+		on_device(b, dev);
+		mine = !b->off;
+	}
 	b->busy = mine;
 	pthread_mutex_unlock(&b->lock);
 	if (!mine)
 		return 0;
+	if (b->ready && ino >= b->span_lo && ino < b->span_hi) {
+		/* the leaf of the last call: its window was read or is a hit
+		 * already counted; no look-up, no clock */
+		pthread_mutex_lock(&b->lock);
+		b->busy = false;
+		pthread_mutex_unlock(&b->lock);
+		errno = saved;
+		return 0;
+	}
 
 	long n = 0;
-	bool refused = false, hit = false, counted = false;
+	bool refused = false, read = false, counted = false;
 	if (!b->args && !(b->args = calloc(1, sizeof *b->args)))
 		refused = true;
 	struct btrfs_ioctl_search_args *args = b->args;
@@ -473,20 +497,13 @@ long btrfs_leaves_at(struct btrfs_leaves *b, int fd, dev_t dev, dev_t bdev,
 		uint64_t len = c->logical + c->length - start;
 		if (len > BTRFS_WINDOW)
 			len = BTRFS_WINDOW;
-		pthread_mutex_lock(&b->lock);
-		for (unsigned i = 0; i < b->nrecent && !hit; i++)
-			hit = b->recent[i] == start;
+		bool hit = recent_holds(&b->recent, start);
 		/* a hit counts once per leaf the walk moves to */
 		counted = hit && leaf != b->last_leaf;
 		b->last_leaf = leaf;
 		if (!hit) {
-			b->recent[b->next++ % BTRFS_WINDOWS_RECENT] = start;
-			if (b->nrecent < BTRFS_WINDOWS_RECENT)
-				b->nrecent++;
-			b->windows++;
-		}
-		pthread_mutex_unlock(&b->lock);
-		if (!hit) {
+			recent_add(&b->recent, start);
+			read = true;
 			n = read_window(b, fd, c, start, len, args);
 			refused = n < 0;
 		}
@@ -494,6 +511,7 @@ long btrfs_leaves_at(struct btrfs_leaves *b, int fd, dev_t dev, dev_t bdev,
 
 	pthread_mutex_lock(&b->lock);
 	b->busy = false;
+	b->windows += read;
 	b->hits += counted;
 	if (b->dev == dev && (refused || (b->windows >= BTRFS_WINDOW_TRIAL &&
 	                                  b->hits < b->windows * BTRFS_WINDOW_PAYS)))

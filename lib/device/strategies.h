@@ -79,6 +79,34 @@ void device_advisor_stand_in(struct device_advisor *a,
  * privilege).  Leaves errno alone. */
 long device_probe_queue(dev_t bdev);
 
+/* ------------------------------------ windows read last (XFS, btrfs) */
+
+/* The windows read last by a strategy that reads in windows (XFS's
+ * inodes, btrfs's leaves), as a ring of their starts: a window one of the
+ * last WINDOWS_RECENT holds is a hit, not read again. */
+#define WINDOWS_RECENT 256
+
+struct recent_windows {
+	unsigned long long at[WINDOWS_RECENT];
+	unsigned n, next;
+};
+
+static inline bool recent_holds(const struct recent_windows *r,
+                                unsigned long long at)
+{
+	for (unsigned i = 0; i < r->n; i++)
+		if (r->at[i] == at)
+			return true;
+	return false;
+}
+
+static inline void recent_add(struct recent_windows *r, unsigned long long at)
+{
+	r->at[r->next++ % WINDOWS_RECENT] = at;
+	if (r->n < WINDOWS_RECENT)
+		r->n++;
+}
+
 /* ------------------------------------------------- ext4 (ext4-blocks.c) */
 
 /* Directories smaller than this are left to the file system's own reads
@@ -149,7 +177,7 @@ bool xfs_probe_name(uint32_t target, char out[XFS_PROBE_LEN + 1]);
  * aligned window of XFS_WINDOW inode numbers (a stretch of the disk: 32
  * MiB with 512-byte inodes) that holds its inode is read with
  * XFS_IOC_BULKSTAT, XFS_BULK_BATCH inodes a call, unless one of the last
- * XFS_WINDOWS_RECENT windows holds it (a hit).  Small directories: after
+ * WINDOWS_RECENT windows holds it (a hit).  Small directories: after
  * XFS_WINDOW_TRIAL windows, no more if there were fewer hits than
  * windows.  A large directory handed out in inode order asks for each
  * window once: its windows stop, for that directory, once they are sparse
@@ -157,7 +185,6 @@ bool xfs_probe_name(uint32_t target, char out[XFS_PROBE_LEN + 1]);
  * refusal), and reads that seek (the advisor's measure). */
 #define XFS_WINDOW (64 * 1024)
 #define XFS_BULK_BATCH 2048
-#define XFS_WINDOWS_RECENT 256
 #define XFS_WINDOW_TRIAL 16
 #define XFS_WINDOW_SPARSE 64
 #define XFS_WINDOW_SPARSE_AFTER 4
@@ -191,7 +218,7 @@ long xfs_windows_inodes(struct xfs_windows *w);
  * of BTRFS_WINDOW bytes of the metadata chunk around the leaf that holds
  * it is read from the block device, and btrfs is made to read every leaf
  * of the subvolume in it, in order (a tree search of each leaf's first
- * key), unless one of the last BTRFS_WINDOWS_RECENT windows holds it (a
+ * key), unless one of the last WINDOWS_RECENT windows holds it (a
  * hit, counted once per leaf the walk moves to).  After
  * BTRFS_WINDOW_TRIAL windows, none more if the walk found fewer than
  * BTRFS_WINDOW_PAYS leaves in windows per window read.  BTRFS_NODES
@@ -200,7 +227,6 @@ long xfs_windows_inodes(struct xfs_windows *w);
  * was not the one asked for: a commit in progress).  Needs CAP_SYS_ADMIN (the tree search), the
  * block device open (root), one device; reads that seek. */
 #define BTRFS_WINDOW (4 << 20)
-#define BTRFS_WINDOWS_RECENT 256
 #define BTRFS_WINDOW_TRIAL 16
 #define BTRFS_WINDOW_PAYS 4
 #define BTRFS_NODES 64

@@ -89,8 +89,7 @@ struct bulk_ireq {
 struct xfs_windows {
 	pthread_mutex_t lock;
 	dev_t dev;               /* the file system the windows below are on */
-	unsigned long long recent[XFS_WINDOWS_RECENT];
-	unsigned nrecent, next;
+	struct recent_windows recent;
 	unsigned long windows;   /* windows read on dev */
 	unsigned long hits;      /* entries found in a recent window (one per
 	                            directory and change of window) */
@@ -144,7 +143,7 @@ static void on_device(struct xfs_windows *w, dev_t dev)
 		return;
 	w->dev = dev;
 	w->started = true;
-	w->nrecent = w->next = 0;
+	w->recent.n = w->recent.next = 0;
 	w->windows = w->hits = 0;
 	w->off = false;
 }
@@ -168,19 +167,15 @@ static bool claim(struct xfs_windows *w, dev_t dev, unsigned long long at,
 	on_device(w, dev);
 	if (w->off || !seek)
 		return false;
-	for (unsigned i = 0; i < w->nrecent; i++) {
-		if (w->recent[i] == at) {
-			w->hits += !sorted;
-			return false;
-		}
+	if (recent_holds(&w->recent, at)) {
+		w->hits += !sorted;
+		return false;
 	}
 	if (w->busy || (!w->buf && !(w->buf = malloc(sizeof *w->buf +
 	                                           XFS_BULK_BATCH * BULKSTAT_RECORD))))
 		return false;
 	w->busy = true;
-	w->recent[w->next++ % XFS_WINDOWS_RECENT] = at;
-	if (w->nrecent < XFS_WINDOWS_RECENT)
-		w->nrecent++;
+	recent_add(&w->recent, at);
 	w->windows += !sorted;
 	return true;
 }
