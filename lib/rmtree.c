@@ -37,6 +37,7 @@
 #include "device/device.h"
 #include "manifest-int.h"
 #include "order.h"
+#include "pace.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -194,6 +195,8 @@ struct pool {
 	struct exclusion *excl;
 	size_t nexcl;
 	bool dry;              /* FASTRM_RMTREE_DRY_RUN */
+	bool paced;            /* pace: opts->max_rate, latency_target_us */
+	struct pacer pace;
 	struct estimator est;  /* est.out: opts->estimate */
 	const struct fastrm_order *order;
 	size_t budget;         /* for the whole pool */
@@ -505,7 +508,18 @@ static int unlink_or_plan(struct pool *P, int fd, const char *name, bool is_dir,
 {
 	if (P->dry)
 		return plan(fd, name, is_dir, st, declined, parent);
-	return unlinkat(fd, name, is_dir ? AT_REMOVEDIR : 0) == 0 ? 0 : errno;
+	if (!P->paced)
+		return unlinkat(fd, name, is_dir ? AT_REMOVEDIR : 0) == 0 ? 0 : errno;
+	/* the device watched: a directory's own; a file's, its parent's (a
+	 * path given's: lstat'ed, in @st) */
+	dev_t dev = is_dir && st ? st->st_dev
+	          : parent && parent->fts_level >= FTS_ROOTLEVEL ? parent->fts_statp->st_dev
+	          : st ? st->st_dev : 0;
+	pacer_wait(&P->pace, P->adv, dev, P->o->stop);
+	int64_t t0 = pace_now_ns();
+	int err = unlinkat(fd, name, is_dir ? AT_REMOVEDIR : 0) == 0 ? 0 : errno;
+	pacer_done(&P->pace, pace_now_ns() - t0);
+	return err;
 }
 
 /* -------------------------------------------------------- exclusions */
@@ -1811,6 +1825,8 @@ FASTRM_EXPORT int fastrm_rmtreeat(int dirfd, char *const *paths,
 	};
 	P.order = opts->order ? opts->order : fastrm_order_by_name("auto");
 	P.dry = (opts->flags & FASTRM_RMTREE_DRY_RUN) != 0;
+	if (!(opts->max_rate >= 0) || opts->max_rate > 1e9)
+		return -EINVAL;
 	P.est.out = opts->estimate;
 	pthread_mutex_init(&P.est.lock, NULL);
 	if (P.est.out) {
@@ -1828,6 +1844,8 @@ FASTRM_EXPORT int fastrm_rmtreeat(int dirfd, char *const *paths,
 		P.budget = 64 * 1024;
 	P.max_tasks = MAX_TASKS_PER_WORKER * P.nworkers;
 	P.max_bases = MAX_BASES_PER_WORKER * P.nworkers;
+	P.paced = !P.dry && pacer_init(&P.pace, opts->max_rate,
+	                               opts->latency_target_us, opts->pace_rate);
 
 	/* The paths given become tasks, relative to @dirfd, group after
 	 * group (feed()). */
@@ -1924,7 +1942,10 @@ FASTRM_EXPORT int fastrm_rmtreeat(int dirfd, char *const *paths,
 		stats->index_lookups = (size_t)total.lookups;
 		stats->inodes_read_ahead = (size_t)total.inodes;
 		stats->leaves_read_ahead = (size_t)total.leaves;
+		stats->paced_ms = P.paced ? (size_t)(P.pace.waited_ns / 1000000) : 0;
 	}
+	if (P.paced)
+		pacer_fini(&P.pace);
 	device_advisor_free(P.adv);
 	exclusions_free(&P);
 	pthread_mutex_destroy(&P.est.lock);

@@ -211,6 +211,27 @@ struct fastrm_rmtree_opts {
 	 *  directory whose entries are read in parts (larger than the memory
 	 *  budget) counts what was read.  NULL: none is made. */
 	unsigned long long *estimate;
+	/** Since 0.9 (fields the structure did not have: a caller built
+	 *  before sets @size without them, and they are taken as 0 and NULL):
+	 *  pacing (fastrm_rmtree(3), PACING).  @max_rate: removals per second
+	 *  at most, all workers together (0: no ceiling).  A worker waits for
+	 *  its removal's slot in one schedule; reading and stat'ing are not
+	 *  paced, nor is a dry run. */
+	double max_rate;
+	/** The latency to keep the removal's device near, in microseconds (0:
+	 *  none): every 200 ms the rate allowed is judged again from the mean
+	 *  latency of the requests the device completed meanwhile (any
+	 *  process's: what the others wait; the block device's counters), or
+	 *  where there are none (tmpfs, a network file system) of the
+	 *  removal's own unlinks.  Above the target it backs off at once, in
+	 *  proportion to how far above (to half at most, to 10 removals a
+	 *  second at least); below 0.8 of it, it creeps up by a twentieth;
+	 *  never above @max_rate. */
+	unsigned long long latency_target_us;
+	/** Where the library keeps the rate it allows now (removals per
+	 *  second, 0: unpaced), for a progress line to show; read it with an
+	 *  atomic load.  NULL: not kept. */
+	unsigned long long *pace_rate;
 	/* A later release adds its fields here, and takes a smaller @size
 	 * as a caller that did not know them. */
 };
@@ -233,7 +254,9 @@ struct fastrm_rmtree_stats {
 	size_t leaves_read_ahead; /* since 0.8: leaves of btrfs's tree read
 	                             ahead in windows of the disk around the
 	                             entries (reads that seek, as root) */
-	size_t reserved[1];
+	size_t paced_ms;          /* since 0.9: the time workers waited for
+	                             their slots (max_rate, latency_target_us),
+	                             all of them together, in milliseconds */
 };
 
 /** Remove every path of the NULL-terminated @paths.  Returns the number of

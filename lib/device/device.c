@@ -817,6 +817,20 @@ enum device_queue device_queue_of(struct device_advisor *a, dev_t dev)
 	return p ? queue_of(p) : DEVICE_QUEUE_UNKNOWN;
 }
 
+bool device_wait_counters(struct device_advisor *a, dev_t dev,
+                          unsigned long long *requests,
+                          unsigned long long *wait_ms)
+{
+	struct device_profile *p = a ? find(a, dev) : NULL;
+	struct device_counters c;
+	if (!p || !p->bdev || p->fs == DEVICE_FS_MEMORY || p->fs == DEVICE_FS_REMOTE ||
+	    !device_counters(a, p, &c))
+		return false;
+	*requests = c.requests;
+	*wait_ms = c.wait_ms;
+	return true;
+}
+
 void device_assume(struct device_advisor *a, int fd, dev_t dev,
                    enum device_reads reads)
 {

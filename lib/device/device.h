@@ -239,6 +239,16 @@ enum device_reads device_measured(struct device_advisor *a, dev_t dev);
  * the advisor has no profile of it yet). */
 enum device_queue device_queue_of(struct device_advisor *a, dev_t dev);
 
+/* The requests @dev completed since it was brought up, reads and writes
+ * together, and the milliseconds they took from being queued to their
+ * end (the block device's sysfs stat, fields 1, 4, 5 and 8, readable by
+ * any user): from two readings, the mean latency of the requests between
+ * them (iostat's await).  false: the advisor has no profile of @dev yet,
+ * or @dev is no block device (tmpfs, a network file system). */
+bool device_wait_counters(struct device_advisor *a, dev_t dev,
+                          unsigned long long *requests,
+                          unsigned long long *wait_ms);
+
 /* For the tests: take @dev's reads to cost @reads from now on, without
  * measuring (the profile is made from @fd, a directory on @dev); reads
  * that seek are taken to be served one at a time, others several at

@@ -158,7 +158,8 @@ def _report(failures, path, onexc, as_bytes):
 
 def rmtree(path, ignore_errors=False, onerror=None, *, onexc=None, dir_fd=None,
            jobs=None, order=None, exclude=None, dry_run=False, manifest=None,
-           manifest_format="json", manifest_failures=False):
+           manifest_format="json", manifest_failures=False, max_rate=None,
+           latency_target=None):
     """Recursively delete a directory tree, as shutil.rmtree does.
 
     If dir_fd is not None, it should be a file descriptor open to a
@@ -196,14 +197,20 @@ def rmtree(path, ignore_errors=False, onerror=None, *, onexc=None, dir_fd=None,
     (planned, in a dry run), failed or kept, and a summary (frm
     --manifest; fastrm_manifest(3)); manifest_format "json" (JSON Lines)
     or "nul"; manifest_failures: only what was left, and the summary.
+    max_rate: entries removed per second at most, all workers together
+    (frm --max-rate); latency_target: the latency in seconds to keep the
+    device's requests near (frm --latency-target, e.g. 0.05): the removal
+    slows down while they wait longer; stats' paced_ms says how long the
+    workers waited (frm(1), PACING).
     """
     sys.audit("shutil.rmtree", path, dir_fd)
     pats = _patterns(exclude)
+    pace = _pace(max_rate, latency_target)
     m = _open_manifest(manifest, manifest_format, manifest_failures)
     failed = [0]
     try:
         _rmtree(path, ignore_errors, onerror, onexc, dir_fd, jobs, order, pats,
-                dry_run, m, failed)
+                dry_run, m, failed, pace)
     except BaseException:
         if m is not None:
             m.close(None)
@@ -212,8 +219,19 @@ def rmtree(path, ignore_errors=False, onerror=None, *, onexc=None, dir_fd=None,
         m.close(1 if failed[0] else 0)
 
 
+def _pace(max_rate, latency_target):
+    """(max_rate, latency_target) as the library takes them: 0 for none."""
+    rate = 0.0 if max_rate is None else float(max_rate)
+    target = 0.0 if latency_target is None else float(latency_target)
+    if max_rate is not None and not 0 < rate <= 1e9:
+        raise ValueError("max_rate must be more than 0 (entries a second)")
+    if latency_target is not None and not 0 < target <= 3600:
+        raise ValueError("latency_target must be more than 0 seconds, at most 3600")
+    return rate, target
+
+
 def _rmtree(path, ignore_errors, onerror, onexc, dir_fd, jobs, order, pats,
-            dry_run, m, failed):
+            dry_run, m, failed, pace):
     if ignore_errors:
         def onexc(*args):
             pass
@@ -267,7 +285,7 @@ def _rmtree(path, ignore_errors, onerror, onexc, dir_fd, jobs, order, pats,
                     path = os.fspath(path)
                 failures, st = _fastrm.empty_fd(fd, jobs, order, False, pats,
                                                 None if m is None else m.cap,
-                                                dry_run)
+                                                dry_run, *pace)
                 excluded = st["excluded"]
                 _report(failures, path, onexc, False)
             else:
@@ -330,13 +348,14 @@ stats: a dict: removed (entries removed, directories included; in a
   or directories above what was left), excluded (kept by an exclusion),
   workers (threads that ran), workers_fitted,
   subtrees_shared, read_ahead_requests, read_ahead_bytes, index_lookups,
-  inodes_read_ahead, leaves_read_ahead (fastrm_rmtree(3), struct
+  inodes_read_ahead, leaves_read_ahead, paced_ms (fastrm_rmtree(3), struct
   fastrm_rmtree_stats)."""
 
 
 def remove(paths, *, dir_fd=None, missing_ok=True, one_file_system=False,
            jobs=None, order=None, exclude=None, dry_run=False, manifest=None,
-           manifest_format="json", manifest_failures=False):
+           manifest_format="json", manifest_failures=False, max_rate=None,
+           latency_target=None):
     """Remove every path of @paths (files, symlinks, or whole trees), at
     once, as `rm -rf PATH...` does: nothing raised for what could not be
     removed; the result says what is left.
@@ -347,9 +366,9 @@ def remove(paths, *, dir_fd=None, missing_ok=True, one_file_system=False,
     are refused, as GNU rm refuses them.  Raises TypeError or ValueError
     for bad arguments, OSError when the removal could not start; in the
     main thread, a signal handler's exception (KeyboardInterrupt) stops
-    it, what is not removed yet left.  jobs, order, exclude, dry_run and
-    the manifest's arguments as in rmtree(); in a dry run, left says what
-    would be left.
+    it, what is not removed yet left.  jobs, order, exclude, dry_run,
+    the manifest's arguments and pacing (max_rate, latency_target) as in
+    rmtree(); in a dry run, left says what would be left.
     """
     if isinstance(paths, (str, bytes, os.PathLike)):
         raise TypeError("remove() takes a list of paths; for one, remove([path])")
@@ -358,11 +377,12 @@ def remove(paths, *, dir_fd=None, missing_ok=True, one_file_system=False,
     if any(b"\0" in p for p in raw):
         raise ValueError("embedded null byte")
     pats = _patterns(exclude)
+    pace = _pace(max_rate, latency_target)
     m = _open_manifest(manifest, manifest_format, manifest_failures)
     try:
         failures, stats = _fastrm.remove(
             raw, -100 if dir_fd is None else dir_fd, jobs, order, one_file_system,
-            missing_ok, pats, None if m is None else m.cap, dry_run) \
+            missing_ok, pats, None if m is None else m.cap, dry_run, *pace) \
             if raw else ([], {})
     except BaseException:
         if m is not None:

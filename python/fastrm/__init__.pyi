@@ -25,6 +25,8 @@ def rmtree(
     manifest: Optional[_Manifest] = ...,
     manifest_format: str = ...,
     manifest_failures: bool = ...,
+    max_rate: Optional[float] = ...,
+    latency_target: Optional[float] = ...,
 ) -> None: ...
 
 class RemoveResult(NamedTuple):
@@ -44,4 +46,6 @@ def remove(
     manifest: Optional[_Manifest] = ...,
     manifest_format: str = ...,
     manifest_failures: bool = ...,
+    max_rate: Optional[float] = ...,
+    latency_target: Optional[float] = ...,
 ) -> RemoveResult: ...

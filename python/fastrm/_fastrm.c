@@ -149,7 +149,7 @@ static PyObject *stats_dict(const struct fastrm_rmtree_stats *s,
                             unsigned long long removed, unsigned long long kept,
                             unsigned long long excluded)
 {
-	return Py_BuildValue("{s:K,s:K,s:K,s:I,s:I,s:n,s:n,s:n,s:n,s:n,s:n}",
+	return Py_BuildValue("{s:K,s:K,s:K,s:I,s:I,s:n,s:n,s:n,s:n,s:n,s:n,s:n}",
 	                     "removed", removed,
 	                     "kept", kept,
 	                     "excluded", excluded,
@@ -160,7 +160,8 @@ static PyObject *stats_dict(const struct fastrm_rmtree_stats *s,
 	                     "read_ahead_bytes", (Py_ssize_t)s->read_ahead_bytes,
 	                     "index_lookups", (Py_ssize_t)s->index_lookups,
 	                     "inodes_read_ahead", (Py_ssize_t)s->inodes_read_ahead,
-	                     "leaves_read_ahead", (Py_ssize_t)s->leaves_read_ahead);
+	                     "leaves_read_ahead", (Py_ssize_t)s->leaves_read_ahead,
+	                     "paced_ms", (Py_ssize_t)s->paced_ms);
 }
 
 /* The interpreter's main thread (set at import). */
@@ -484,12 +485,24 @@ static PyObject *manifest_close(PyObject *self, PyObject *args)
 }
 
 /* The options every removal takes from Python: exclude (a list of
- * bytes, or None), a manifest (or None), dry_run.  *@pats: the patterns,
- * to free with free_patterns(). */
+ * bytes, or None), a manifest (or None), dry_run, and pacing: @max_rate
+ * (entries/s) and @latency_target (seconds), 0 for none.  *@pats: the
+ * patterns, to free with free_patterns(). */
 static int set_extra(struct fastrm_rmtree_opts *o, PyObject *exclude,
-                     PyObject *manifest, int dry_run, char ***pats)
+                     PyObject *manifest, int dry_run, double max_rate,
+                     double latency_target, char ***pats)
 {
 	*pats = NULL;
+	if (!(max_rate >= 0 && max_rate <= 1e9) ||
+	    !(latency_target >= 0 && latency_target <= 3600)) {
+		PyErr_SetString(PyExc_ValueError,
+		                "max_rate must be in (0, 1e9], latency_target in (0, 3600] seconds");
+		return -1;
+	}
+	o->max_rate = max_rate;
+	o->latency_target_us = (unsigned long long)(latency_target * 1e6);
+	if (latency_target > 0 && o->latency_target_us == 0)
+		o->latency_target_us = 1;
 	if (dry_run)
 		o->flags |= FASTRM_RMTREE_DRY_RUN;
 	if (manifest != Py_None) {
@@ -548,7 +561,7 @@ static PyObject *excluded(PyObject *self, PyObject *args)
 		return NULL;
 	struct fastrm_rmtree_opts o = { .size = sizeof o };
 	char **pats = NULL;
-	if (set_extra(&o, list, Py_None, 0, &pats) < 0) {
+	if (set_extra(&o, list, Py_None, 0, 0, 0, &pats) < 0) {
 		free_patterns(pats);
 		return NULL;
 	}
@@ -580,7 +593,8 @@ static PyObject *manifest_set_base(PyObject *self, PyObject *args)
 }
 
 PyDoc_STRVAR(empty_fd_doc,
-"empty_fd(fd, jobs, order, one_file_system, exclude, manifest, dry_run)\n"
+"empty_fd(fd, jobs, order, one_file_system, exclude, manifest, dry_run,\n"
+"         max_rate, latency_target)\n"
 "    -> (failures, stats)\n\n"
 "Remove everything in the directory open as fd (which is kept).\n"
 "failures: a list of (what, path, errno, is_dir, level), path (bytes)\n"
@@ -590,14 +604,15 @@ static PyObject *empty_fd(PyObject *self, PyObject *args)
 {
 	(void)self;
 	int fd, xdev, dry;
+	double rate, target;
 	PyObject *jobs, *order, *exclude, *manifest;
-	if (!PyArg_ParseTuple(args, "iOOpOOp", &fd, &jobs, &order, &xdev, &exclude,
-	                      &manifest, &dry))
+	if (!PyArg_ParseTuple(args, "iOOpOOpdd", &fd, &jobs, &order, &xdev, &exclude,
+	                      &manifest, &dry, &rate, &target))
 		return NULL;
 	struct fastrm_rmtree_opts o = { .size = sizeof o };
 	char **pats = NULL;
 	if (set_jobs(&o, jobs) < 0 || set_order(&o, order) < 0 ||
-	    set_extra(&o, exclude, manifest, dry, &pats) < 0) {
+	    set_extra(&o, exclude, manifest, dry, rate, target, &pats) < 0) {
 		free_patterns(pats);
 		return NULL;
 	}
@@ -613,7 +628,7 @@ static PyObject *empty_fd(PyObject *self, PyObject *args)
 
 PyDoc_STRVAR(remove_doc,
 "remove(paths, dir_fd, jobs, order, one_file_system, missing_ok, exclude,\n"
-"       manifest, dry_run) ->\n"
+"       manifest, dry_run, max_rate, latency_target) ->\n"
 "    (failures, stats)\n\n"
 "Remove every path of the list paths (bytes), as rm -r does.");
 
@@ -622,13 +637,15 @@ static PyObject *remove_paths(PyObject *self, PyObject *args)
 	(void)self;
 	PyObject *seq, *jobs, *order, *exclude, *manifest;
 	int dirfd, xdev, missing_ok, dry;
-	if (!PyArg_ParseTuple(args, "O!iOOppOOp", &PyList_Type, &seq, &dirfd, &jobs,
-	                      &order, &xdev, &missing_ok, &exclude, &manifest, &dry))
+	double rate, target;
+	if (!PyArg_ParseTuple(args, "O!iOOppOOpdd", &PyList_Type, &seq, &dirfd, &jobs,
+	                      &order, &xdev, &missing_ok, &exclude, &manifest, &dry,
+	                      &rate, &target))
 		return NULL;
 	struct fastrm_rmtree_opts o = { .size = sizeof o };
 	char **pats = NULL;
 	if (set_jobs(&o, jobs) < 0 || set_order(&o, order) < 0 ||
-	    set_extra(&o, exclude, manifest, dry, &pats) < 0) {
+	    set_extra(&o, exclude, manifest, dry, rate, target, &pats) < 0) {
 		free_patterns(pats);
 		return NULL;
 	}

@@ -127,7 +127,7 @@ OFF(struct fastrm_rmtree_entry, name, 16);
 OFF(struct fastrm_rmtree_entry, st, 24);
 OFF(struct fastrm_rmtree_entry, level, 32);
 OFF(struct fastrm_rmtree_entry, is_dir, 36);
-SIZE(struct fastrm_rmtree_opts, 120); /* 112 until 0.6: still taken */
+SIZE(struct fastrm_rmtree_opts, 144); /* 112 until 0.6, 120 until 0.8: still taken */
 OFF(struct fastrm_rmtree_opts, size, 0);
 OFF(struct fastrm_rmtree_opts, workers, 8);
 OFF(struct fastrm_rmtree_opts, order, 16);
@@ -143,6 +143,9 @@ OFF(struct fastrm_rmtree_opts, exclude, 88);  /* 0.7: was reserved[0] */
 OFF(struct fastrm_rmtree_opts, manifest, 96); /* 0.7: was reserved[1] */
 OFF(struct fastrm_rmtree_opts, kept, 104);    /* 0.7: was reserved[2] */
 OFF(struct fastrm_rmtree_opts, estimate, 112); /* 0.7: new */
+OFF(struct fastrm_rmtree_opts, max_rate, 120); /* 0.9: new */
+OFF(struct fastrm_rmtree_opts, latency_target_us, 128); /* 0.9: new */
+OFF(struct fastrm_rmtree_opts, pace_rate, 136); /* 0.9: new */
 SIZE(struct fastrm_rmtree_stats, 64);
 OFF(struct fastrm_rmtree_stats, workers, 0);
 OFF(struct fastrm_rmtree_stats, workers_fitted, 4);
@@ -152,7 +155,7 @@ OFF(struct fastrm_rmtree_stats, read_ahead_bytes, 24);
 OFF(struct fastrm_rmtree_stats, index_lookups, 32);
 OFF(struct fastrm_rmtree_stats, inodes_read_ahead, 40);
 OFF(struct fastrm_rmtree_stats, leaves_read_ahead, 48);
-OFF(struct fastrm_rmtree_stats, reserved, 56);
+OFF(struct fastrm_rmtree_stats, paced_ms, 56); /* 0.9: was reserved[0] */
 #endif
 
 int main(void)

@@ -253,6 +253,41 @@ class Remove(Base):
         self.assertEqual(r.stats["removed"], 2, r.stats)
 
 
+class Pacing(Base):
+    def test_max_rate_is_a_ceiling(self):
+        # 60 entries at 200 a second: at least 55 slots of 5 ms (the first
+        # at once, 20 ms of catching up after a late wake); a lower bound
+        # that no slow machine breaks
+        n = make_tree(self.p("t"), 1, 59, 0) + 1
+        t0 = time.monotonic()
+        r = fastrm.remove([self.p("t")], max_rate=200, jobs=2)
+        t = time.monotonic() - t0
+        self.assertEqual(r.left, [])
+        self.assertEqual(r.stats["removed"], n)
+        self.assertGreaterEqual(t, 55 * 0.005)
+        self.assertGreater(r.stats["paced_ms"], 0)
+        make_tree(self.p("u"), 1, 59, 0)
+        t0 = time.monotonic()
+        fastrm.rmtree(self.p("u"), max_rate=200)
+        self.assertGreaterEqual(time.monotonic() - t0, 55 * 0.005)
+        self.assertFalse(os.path.lexists(self.p("u")))
+
+    def test_unpaced_target_met(self):
+        # tmpfs or a cached disk: unlinks far under 10 s, never paced
+        make_tree(self.p("t"))
+        r = fastrm.remove([self.p("t")], latency_target=10)
+        self.assertEqual(r.left, [])
+        self.assertEqual(r.stats["paced_ms"], 0)
+
+    def test_bad_pacing(self):
+        for kw in ({"max_rate": 0}, {"max_rate": -5}, {"latency_target": 0},
+                   {"latency_target": 7200}):
+            with self.assertRaises(ValueError):
+                fastrm.remove([self.p("x")], **kw)
+            with self.assertRaises(ValueError):
+                fastrm.rmtree(self.p("x"), **kw)
+
+
 CHILD = r"""
 import os, signal, sys, time
 import fastrm

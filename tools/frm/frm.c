@@ -101,6 +101,8 @@ struct rm_options {
 	bool manifest_failures;  /* --manifest-failures */
 	char **exclude;          /* --exclude, --exclude-from: NULL-ended */
 	size_t nexclude;
+	double max_rate;         /* --max-rate: entries/s, 0: none */
+	unsigned long long latency_target_us; /* --latency-target, 0: none */
 };
 
 enum rm_status { RM_OK, RM_USER_ACCEPTED, RM_USER_DECLINED, RM_ERROR };
@@ -217,6 +219,14 @@ static void usage(void)
 "                          questions, in another order; 1: one at a time,\n"
 "                          in GNU rm's order, as with -i; see PARALLEL\n"
 "                          REMOVAL in frm(1)\n"
+"      --max-rate=N      remove at most N entries a second, all workers\n"
+"                          together (e.g. 500, 2k, 1M; k and M: thousands,\n"
+"                          millions); see PACING in frm(1)\n"
+"      --latency-target=TIME  keep the latency of the device's requests\n"
+"                          near TIME (e.g. 50ms; us, ms or s): the removal\n"
+"                          slows down at once while they wait longer, and\n"
+"                          speeds up slowly while they do not; with\n"
+"                          --max-rate, never above it; see PACING in frm(1)\n"
 "      --help     display this help and exit\n"
 "      --version  output version information and exit\n"
 "\n"
@@ -610,7 +620,9 @@ static bool prompt_is_silent(const struct rm_options *x)
 static unsigned workers_ran = 1, workers_fitted;
 static const char *workers_why;
 static uintmax_t read_ahead_requests, read_ahead_bytes, index_lookups,
-                 inodes_read_ahead, leaves_read_ahead;
+                 inodes_read_ahead, leaves_read_ahead, paced_ms;
+/* --max-rate, --latency-target: the rate allowed at the end */
+static unsigned long long paced_rate;
 
 /* The removal's rules (what is removed, retried, kept, reported) are the
  * library's; what follows is rm's side of them: its refusals, its prompts,
@@ -854,6 +866,12 @@ static enum rm_status rm(char *const *files, const struct rm_options *x,
 		o.flags |= FASTRM_RMTREE_DRY_RUN;
 	o.exclude = (const char *const *)x->exclude;
 	o.manifest = manifest;
+	o.max_rate = x->max_rate;
+	o.latency_target_us = x->latency_target_us;
+	static unsigned long long pace_rate;
+	o.pace_rate = &pace_rate;
+	if (x->progress)
+		progress_pace(&pace_rate);
 	/* --progress: the library's estimate of the entries in all */
 	static unsigned long long estimate;
 	if (x->progress) {
@@ -880,6 +898,8 @@ static enum rm_status rm(char *const *files, const struct rm_options *x,
 	index_lookups = st.index_lookups;
 	inodes_read_ahead = st.inodes_read_ahead;
 	leaves_read_ahead = st.leaves_read_ahead;
+	paced_ms = st.paced_ms;
+	paced_rate = pace_rate;
 	if (rc < 0 && rc != -EINTR) {
 		/* the walk could not go on (as GNU rm, which stops there) */
 		error_msg(-rc, "fts_read failed");
@@ -923,6 +943,9 @@ static void print_stats(void)
 	if (leaves_read_ahead)
 		fprintf(stderr, ", read %ju lea%s of btrfs's tree ahead", leaves_read_ahead,
 		        leaves_read_ahead == 1 ? "f" : "ves");
+	if (paced_ms || paced_rate)
+		fprintf(stderr, ", paced: workers waited %.1f s in all, %llu/s allowed at the end",
+		        (double)paced_ms / 1000.0, paced_rate);
 	fputc('\n', stderr);
 }
 
@@ -958,6 +981,8 @@ enum {
 	OPT_MANIFEST,
 	OPT_MANIFEST_FORMAT,
 	OPT_MANIFEST_FAILURES,
+	OPT_MAX_RATE,
+	OPT_LATENCY_TARGET,
 	OPT_HELP,
 	OPT_VERSION,
 };
@@ -985,6 +1010,8 @@ static const struct option long_options[] = {
 	{ "manifest", required_argument, NULL, OPT_MANIFEST },
 	{ "manifest-format", required_argument, NULL, OPT_MANIFEST_FORMAT },
 	{ "manifest-failures", no_argument, NULL, OPT_MANIFEST_FAILURES },
+	{ "max-rate", required_argument, NULL, OPT_MAX_RATE },
+	{ "latency-target", required_argument, NULL, OPT_LATENCY_TARGET },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -1045,6 +1072,48 @@ static int parse_size(const char *s, size_t *out)
 	if (*end || v > (SIZE_MAX >> shift) || (v << shift) < 64 * 1024)
 		return -1;
 	*out = (size_t)(v << shift);
+	return 0;
+}
+
+/* --max-rate: "500", "2.5k", "1M" (entries a second; k and M are powers
+ * of 1000), more than 0. */
+static int parse_rate(const char *s, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || !(v > 0))
+		return -1;
+	if (*end == 'k' || *end == 'K')
+		v *= 1e3, end++;
+	else if (*end == 'M')
+		v *= 1e6, end++;
+	if (*end || v > 1e9)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* --latency-target: "50ms", "0.2s", "500us" (a unit is needed), from
+ * 100 microseconds to an hour. */
+static int parse_duration_us(const char *s, unsigned long long *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || !(v > 0))
+		return -1;
+	if (strcmp(end, "us") == 0)
+		;
+	else if (strcmp(end, "ms") == 0)
+		v *= 1e3;
+	else if (strcmp(end, "s") == 0)
+		v *= 1e6;
+	else
+		return -1;
+	if (v < 100 || v > 3600e6)
+		return -1;
+	*out = (unsigned long long)v;
 	return 0;
 }
 
@@ -1227,6 +1296,22 @@ static int parse_options(int argc, char **argv, struct rm_options *x,
 		case OPT_JOBS:
 			if (parse_jobs(optarg, &x->jobs, &x->jobs_auto) < 0) {
 				error_msg(0, "invalid number of jobs %s (1 to " STR(JOBS_MAX) ", or auto)",
+				          quote_always(0, optarg));
+				try_help();
+				return EXIT_FAILURE;
+			}
+			break;
+		case OPT_MAX_RATE:
+			if (parse_rate(optarg, &x->max_rate) < 0) {
+				error_msg(0, "invalid rate %s (entries a second, e.g. 500 or 2k)",
+				          quote_always(0, optarg));
+				try_help();
+				return EXIT_FAILURE;
+			}
+			break;
+		case OPT_LATENCY_TARGET:
+			if (parse_duration_us(optarg, &x->latency_target_us) < 0) {
+				error_msg(0, "invalid latency %s (e.g. 50ms: us, ms or s, 100us to 3600s)",
 				          quote_always(0, optarg));
 				try_help();
 				return EXIT_FAILURE;

@@ -54,6 +54,7 @@ static struct {
 	uintmax_t size, base;
 	struct timespec since;
 	const unsigned long long *total; /* the library's estimate, or NULL */
+	const unsigned long long *pace;  /* the rate the library allows, or NULL */
 	long refresh_ns;
 } pg = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -154,7 +155,12 @@ static void draw(void)
 	progress_clock(clk, sizeof clk, t);
 	share_and_left(pct, sizeof pct, left, sizeof left, n, &now);
 	snprintf(count, sizeof count, "%s: %ju removed%s", pg.name, n, pct);
-	snprintf(rate, sizeof rate, ", %.0f/s", t > 0 ? (double)n / t : 0.0);
+	unsigned long long paced = pg.pace ? __atomic_load_n(pg.pace, __ATOMIC_RELAXED) : 0;
+	if (paced)
+		snprintf(rate, sizeof rate, ", %.0f/s (paced to %llu/s)",
+		         t > 0 ? (double)n / t : 0.0, paced);
+	else
+		snprintf(rate, sizeof rate, ", %.0f/s", t > 0 ? (double)n / t : 0.0);
 	snprintf(elapsed, sizeof elapsed, ", %s elapsed", clk);
 	/* Three columns stay free, so that neither the line nor the
 	 * terminal's echo of ^C after it wraps: clearing the line then
@@ -319,6 +325,13 @@ void progress_total(const unsigned long long *estimate)
 {
 	pthread_mutex_lock(&pg.lock); /* draw() reads it under the lock */
 	pg.total = estimate;
+	pthread_mutex_unlock(&pg.lock);
+}
+
+void progress_pace(const unsigned long long *rate)
+{
+	pthread_mutex_lock(&pg.lock);
+	pg.pace = rate;
 	pthread_mutex_unlock(&pg.lock);
 }
 
