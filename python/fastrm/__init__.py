@@ -41,7 +41,7 @@ import sys
 
 from . import _fastrm
 
-__all__ = ["rmtree", "remove", "RemoveResult"]
+__all__ = ["rmtree", "remove", "RemoveResult", "pending", "finish"]
 __version__ = _fastrm.LIBRARY_VERSION
 
 
@@ -159,7 +159,7 @@ def _report(failures, path, onexc, as_bytes):
 def rmtree(path, ignore_errors=False, onerror=None, *, onexc=None, dir_fd=None,
            jobs=None, order=None, exclude=None, dry_run=False, manifest=None,
            manifest_format="json", manifest_failures=False, max_rate=None,
-           latency_target=None):
+           latency_target=None, detach=False):
     """Recursively delete a directory tree, as shutil.rmtree does.
 
     If dir_fd is not None, it should be a file descriptor open to a
@@ -202,7 +202,18 @@ def rmtree(path, ignore_errors=False, onerror=None, *, onexc=None, dir_fd=None,
     device's requests near (frm --latency-target, e.g. 0.05): the removal
     slows down while they wait longer; stats' paced_ms says how long the
     workers waited (frm(1), PACING).
+    detach: rename the directory to a hidden name beside it and return at
+    once; a finisher process (its own session, nice 19, idle I/O class,
+    paced: latency_target 50 ms unless pacing is given) removes it, and a
+    record in the state directory outlives a crash: finish() completes
+    what is pending, pending() lists it (frm --detach; fastrm_detach(3)).
+    What cannot be renamed (a mount point, no write on the directory
+    above) is removed in place.  Raises OSError if the finisher could not
+    start (the tree is detached: finish() removes it).  Not with dry_run,
+    exclude or manifest.
     """
+    if detach and (dry_run or exclude is not None or manifest is not None):
+        raise ValueError("detach cannot be given with dry_run, exclude or manifest")
     sys.audit("shutil.rmtree", path, dir_fd)
     pats = _patterns(exclude)
     pace = _pace(max_rate, latency_target)
@@ -210,7 +221,7 @@ def rmtree(path, ignore_errors=False, onerror=None, *, onexc=None, dir_fd=None,
     failed = [0]
     try:
         _rmtree(path, ignore_errors, onerror, onexc, dir_fd, jobs, order, pats,
-                dry_run, m, failed, pace)
+                dry_run, m, failed, pace, detach)
     except BaseException:
         if m is not None:
             m.close(None)
@@ -231,7 +242,7 @@ def _pace(max_rate, latency_target):
 
 
 def _rmtree(path, ignore_errors, onerror, onexc, dir_fd, jobs, order, pats,
-            dry_run, m, failed, pace):
+            dry_run, m, failed, pace, detach=False):
     if ignore_errors:
         def onexc(*args):
             pass
@@ -270,6 +281,15 @@ def _rmtree(path, ignore_errors, onerror, onexc, dir_fd, jobs, order, pats,
         if m is not None:
             m.add(path, orig_st.st_mode, _KEPT, 0, "excluded")
         return
+    if detach and stat.S_ISDIR(orig_st.st_mode):
+        try:
+            state_dir, rec = _fastrm.detach(os.fsencode(path),
+                                            -100 if dir_fd is None else dir_fd, False)
+        except OSError:
+            pass  # not renamed: removed in place
+        else:
+            _fastrm.finisher(state_dir, [rec], jobs, *pace)
+            return
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK, dir_fd=dir_fd)
         fd_closed = False
@@ -395,3 +415,40 @@ def remove(paths, *, dir_fd=None, missing_ok=True, one_file_system=False,
         name = p if isinstance(given[0], bytes) else os.fsdecode(p)
         left.append((name, OSError(err, os.strerror(err), name)))
     return RemoveResult(left, stats)
+
+
+def pending():
+    """What was detached and is not removed yet: a list of dicts, one per
+    record of the state directory (fastrm_pending(3)): id, path (where it
+    was, bytes), hidden (where it is, bytes), dev, ino, when (seconds
+    since the epoch), removed (entries so far), active (a finisher is at
+    it now), failures (what the last finisher could not remove)."""
+    return _fastrm.pending()[1]
+
+
+def finish(ids=None, *, jobs=None, max_rate=None, latency_target=None):
+    """Remove what was detached, here and now (frm --finish): the records
+    @ids (a list of ids), or every one that no finisher is at now.
+    Returns a RemoveResult: left, what could not be removed (paths under
+    the hidden name), stats summed over the records (a record that a
+    finisher holds is skipped, and counted in stats' "busy")."""
+    state_dir, recs = _fastrm.pending()
+    if ids is None:
+        ids = [r["id"] for r in recs]
+    pace = _pace(max_rate, latency_target)
+    left, total = [], {"busy": 0}
+    for rec in ids:
+        try:
+            failures, stats = _fastrm.finish(state_dir, rec, jobs, *pace)
+        except OSError as err:
+            if err.errno == errno.EBUSY:
+                total["busy"] += 1
+                continue
+            raise
+        for _what, p, err, _is_dir, _level in failures:
+            name = os.fsdecode(p)
+            left.append((name, OSError(err, os.strerror(err), name)))
+        for k, v in stats.items():
+            total[k] = max(total.get(k, 0), v) if k.startswith("workers") \
+                else total.get(k, 0) + v
+    return RemoveResult(left, total)

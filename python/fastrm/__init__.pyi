@@ -27,6 +27,7 @@ def rmtree(
     manifest_failures: bool = ...,
     max_rate: Optional[float] = ...,
     latency_target: Optional[float] = ...,
+    detach: bool = ...,
 ) -> None: ...
 
 class RemoveResult(NamedTuple):
@@ -46,6 +47,16 @@ def remove(
     manifest: Optional[_Manifest] = ...,
     manifest_format: str = ...,
     manifest_failures: bool = ...,
+    max_rate: Optional[float] = ...,
+    latency_target: Optional[float] = ...,
+) -> RemoveResult: ...
+
+def pending() -> List[Dict[str, Any]]: ...
+
+def finish(
+    ids: Optional[Sequence[str]] = ...,
+    *,
+    jobs: Optional[int] = ...,
     max_rate: Optional[float] = ...,
     latency_target: Optional[float] = ...,
 ) -> RemoveResult: ...

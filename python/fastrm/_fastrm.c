@@ -24,6 +24,7 @@
 #include <Python.h>
 
 #include <fastrm/manifest.h>
+#include <fastrm/detach.h>
 #include <fastrm/rmtree.h>
 
 #include "jobs.h"
@@ -175,6 +176,8 @@ static unsigned long main_thread;
 struct call {
 	int dirfd;
 	char *const *paths;
+	const char *finish;       /* not NULL: fastrm_finish() of this state
+	                             directory, record paths[0] */
 	const struct fastrm_rmtree_opts *o;
 	struct fastrm_rmtree_stats st;
 	int rc;
@@ -223,7 +226,8 @@ static void *helper(void *arg)
 			pthread_cond_wait(&helper_job, &helper_lock);
 		struct call *c = helper_call;
 		pthread_mutex_unlock(&helper_lock);
-		c->rc = fastrm_rmtreeat(c->dirfd, c->paths, c->o, &c->st);
+		c->rc = c->finish ? fastrm_finish(c->finish, c->paths[0], c->o, &c->st)
+		                  : fastrm_rmtreeat(c->dirfd, c->paths, c->o, &c->st);
 		pthread_mutex_lock(&helper_lock);
 		helper_call = NULL;
 		__atomic_store_n(&helper_busy, 0, __ATOMIC_RELEASE);
@@ -268,11 +272,13 @@ static int helper_ready(void)
 	return ok;
 }
 
-/* Run fastrm_rmtreeat(@dirfd, @paths, @o) with the GIL released, into
+/* Run fastrm_rmtreeat(@dirfd, @paths, @o) (or, @finish not NULL,
+ * fastrm_finish(@finish, @paths[0], @o)) with the GIL released, into
  * *@st.  In the main thread, a signal handler that raises stops it
  * (*@raised: its exception is set).  Returns the library's return. */
-static int run_removal(int dirfd, char *const *paths, struct fastrm_rmtree_opts *o,
-                       struct fastrm_rmtree_stats *st, int *raised)
+static int run_call(int dirfd, char *const *paths, const char *finish,
+                    struct fastrm_rmtree_opts *o, struct fastrm_rmtree_stats *st,
+                    int *raised)
 {
 	volatile sig_atomic_t stop = 0;
 	*raised = 0;
@@ -281,12 +287,13 @@ static int run_removal(int dirfd, char *const *paths, struct fastrm_rmtree_opts 
 		o->stop = NULL;
 		int rc;
 		Py_BEGIN_ALLOW_THREADS
-		rc = fastrm_rmtreeat(dirfd, paths, o, st);
+		rc = finish ? fastrm_finish(finish, paths[0], o, st)
+		            : fastrm_rmtreeat(dirfd, paths, o, st);
 		Py_END_ALLOW_THREADS
 		return rc;
 	}
 	o->stop = &stop;
-	struct call c = { .dirfd = dirfd, .paths = paths, .o = o };
+	struct call c = { .dirfd = dirfd, .paths = paths, .finish = finish, .o = o };
 	int done = 0;
 	Py_BEGIN_ALLOW_THREADS
 	pthread_mutex_lock(&helper_lock);
@@ -321,17 +328,10 @@ static int run_removal(int dirfd, char *const *paths, struct fastrm_rmtree_opts 
 	return c.rc;
 }
 
-/* The removal, the GIL released; then (failures, stats). */
-static PyObject *remove_at(int dirfd, char *const *paths,
-                           struct fastrm_rmtree_opts *o, struct run *r)
+/* A removal's return: (failures, stats), or NULL with an exception. */
+static PyObject *finish_result(int rc, int raised, struct run *r,
+                               const struct fastrm_rmtree_stats *st)
 {
-	struct fastrm_rmtree_stats st;
-	int rc, raised;
-	o->ctx = r;
-	o->failed = on_failed;
-	o->removed = on_removed;
-	o->kept = on_kept;
-	rc = run_removal(dirfd, paths, o, &st, &raised);
 	if (raised) {
 		/* the handler's exception: what is left stays */
 		run_free(r);
@@ -362,12 +362,26 @@ static PyObject *remove_at(int dirfd, char *const *paths,
 	run_free(r);
 	if (!list)
 		return NULL;
-	PyObject *sd = stats_dict(&st, removed, kept, excl);
+	PyObject *sd = stats_dict(st, removed, kept, excl);
 	if (!sd) {
 		Py_DECREF(list);
 		return NULL;
 	}
 	return Py_BuildValue("(NN)", list, sd);
+}
+
+/* The removal, the GIL released; then (failures, stats). */
+static PyObject *remove_at(int dirfd, char *const *paths,
+                           struct fastrm_rmtree_opts *o, struct run *r)
+{
+	struct fastrm_rmtree_stats st;
+	int rc, raised;
+	o->ctx = r;
+	o->failed = on_failed;
+	o->removed = on_removed;
+	o->kept = on_kept;
+	rc = run_call(dirfd, paths, NULL, o, &st, &raised);
+	return finish_result(rc, raised, r, &st);
 }
 
 /* ------------------------------------------------------------ manifest */
@@ -682,8 +696,161 @@ out:
 	return ret;
 }
 
+PyDoc_STRVAR(detach_doc,
+"detach(path, dir_fd, one_file_system) -> (state_dir, id)\n\n"
+"Rename the directory path (bytes) to a hidden name beside it, with a\n"
+"record in the state directory (fastrm_detach(3)); OSError if it cannot\n"
+"be (then it is where it was).");
+
+static PyObject *detach(PyObject *self, PyObject *args)
+{
+	(void)self;
+	const char *path;
+	int dirfd, xdev;
+	if (!PyArg_ParseTuple(args, "yip", &path, &dirfd, &xdev))
+		return NULL;
+	char sd[4096], id[FASTRM_DETACH_ID_SIZE];
+	int rc = fastrm_state_dir(sd, sizeof sd);
+	if (rc == 0) {
+		Py_BEGIN_ALLOW_THREADS
+		rc = fastrm_detach(dirfd, path, sd, xdev ? FASTRM_RMTREE_XDEV : 0, id);
+		Py_END_ALLOW_THREADS
+	}
+	if (rc < 0) {
+		errno = -rc;
+		return PyErr_SetFromErrnoWithFilename(PyExc_OSError, path);
+	}
+	return Py_BuildValue("(ss)", sd, id);
+}
+
+PyDoc_STRVAR(finisher_doc,
+"finisher(state_dir, ids, jobs, max_rate, latency_target) -> pid\n\n"
+"Start a finisher for the records ids (a list of str) of state_dir\n"
+"(fastrm_finisher(3)); jobs None: fitted.");
+
+static PyObject *finisher(PyObject *self, PyObject *args)
+{
+	(void)self;
+	const char *sd;
+	PyObject *list, *jobs;
+	double rate, target;
+	if (!PyArg_ParseTuple(args, "sO!Odd", &sd, &PyList_Type, &list, &jobs, &rate,
+	                      &target))
+		return NULL;
+	struct fastrm_rmtree_opts o = { .size = sizeof o };
+	if (set_jobs(&o, jobs) < 0)
+		return NULL;
+	Py_ssize_t n = PyList_GET_SIZE(list);
+	char **ids = calloc((size_t)n + 1, sizeof *ids);
+	if (!ids)
+		return PyErr_NoMemory();
+	for (Py_ssize_t i = 0; i < n; i++) {
+		PyObject *s = PyList_GET_ITEM(list, i);
+		const char *u = PyUnicode_Check(s) ? PyUnicode_AsUTF8(s) : NULL;
+		if (!u || !(ids[i] = strdup(u))) {
+			for (Py_ssize_t j = 0; j < i; j++)
+				free(ids[j]);
+			free(ids);
+			if (!PyErr_Occurred())
+				PyErr_SetString(PyExc_TypeError, "ids must be a list of str");
+			return NULL;
+		}
+	}
+	pid_t pid = fastrm_finisher(sd, ids, jobs == Py_None ? 0 : o.workers, rate,
+	                            (unsigned long long)(target * 1e6));
+	for (Py_ssize_t i = 0; i < n; i++)
+		free(ids[i]);
+	free(ids);
+	if (pid < 0) {
+		errno = -pid;
+		return PyErr_SetFromErrno(PyExc_OSError);
+	}
+	return PyLong_FromLong((long)pid);
+}
+
+static int pending_one(void *ctx, const struct fastrm_detached *d)
+{
+	PyObject *list = ctx;
+	PyObject *item = Py_BuildValue("{s:s,s:y,s:y,s:K,s:K,s:L,s:K,s:O,s:i}",
+	                               "id", d->id, "path", d->path, "hidden", d->hidden,
+	                               "dev", (unsigned long long)d->dev,
+	                               "ino", (unsigned long long)d->ino,
+	                               "when", (long long)d->when,
+	                               "removed", d->removed,
+	                               "active", d->active ? Py_True : Py_False,
+	                               "failures", d->failures);
+	if (!item)
+		return -1;
+	int rc = PyList_Append(list, item);
+	Py_DECREF(item);
+	return rc;
+}
+
+PyDoc_STRVAR(pending_doc,
+"pending() -> (state_dir, [dict])\n\n"
+"The records of the state directory (fastrm_pending(3)).");
+
+static PyObject *pending(PyObject *self, PyObject *args)
+{
+	(void)self;
+	(void)args;
+	char sd[4096];
+	int rc = fastrm_state_dir(sd, sizeof sd);
+	if (rc < 0) {
+		errno = -rc;
+		return PyErr_SetFromErrno(PyExc_OSError);
+	}
+	PyObject *list = PyList_New(0);
+	if (!list)
+		return NULL;
+	rc = fastrm_pending(sd, pending_one, list);
+	if (rc != 0) {
+		if (!PyErr_Occurred()) {
+			errno = -rc;
+			PyErr_SetFromErrnoWithFilename(PyExc_OSError, sd);
+		}
+		Py_DECREF(list);
+		return NULL;
+	}
+	return Py_BuildValue("(sN)", sd, list);
+}
+
+PyDoc_STRVAR(finish_doc,
+"finish(state_dir, id, jobs, max_rate, latency_target) -> (failures, stats)\n\n"
+"Remove what record id of state_dir names (fastrm_finish(3)); failures as\n"
+"remove()'s, their paths under the hidden name.");
+
+static PyObject *finish(PyObject *self, PyObject *args)
+{
+	(void)self;
+	const char *sd, *id;
+	PyObject *jobs;
+	double rate, target;
+	if (!PyArg_ParseTuple(args, "ssOdd", &sd, &id, &jobs, &rate, &target))
+		return NULL;
+	struct fastrm_rmtree_opts o = { .size = sizeof o };
+	char **pats = NULL;
+	if (set_jobs(&o, jobs) < 0 ||
+	    set_extra(&o, Py_None, Py_None, 0, rate, target, &pats) < 0)
+		return NULL;
+	char *ids[] = { (char *)id, NULL };
+	struct run r = { 0 };
+	struct fastrm_rmtree_stats st;
+	int raised;
+	o.ctx = &r;
+	o.failed = on_failed;
+	o.removed = on_removed;
+	o.kept = on_kept;
+	int rc = run_call(AT_FDCWD, ids, sd, &o, &st, &raised);
+	return finish_result(rc, raised, &r, &st);
+}
+
 static PyMethodDef methods[] = {
 	{ "empty_fd", empty_fd, METH_VARARGS, empty_fd_doc },
+	{ "detach", detach, METH_VARARGS, detach_doc },
+	{ "finisher", finisher, METH_VARARGS, finisher_doc },
+	{ "pending", pending, METH_NOARGS, pending_doc },
+	{ "finish", finish, METH_VARARGS, finish_doc },
 	{ "remove", remove_paths, METH_VARARGS, remove_doc },
 	{ "manifest_new", manifest_new, METH_VARARGS, manifest_new_doc },
 	{ "manifest_set_base", manifest_set_base, METH_VARARGS, manifest_set_base_doc },

@@ -12,6 +12,7 @@
 #include <fastrm/unlinker.h>
 #include <fastrm/rmtree.h>
 #include <fastrm/manifest.h>
+#include <fastrm/detach.h>
 
 #include <stddef.h>
 
@@ -64,6 +65,15 @@ FN(fastrm_manifest_op, const char *(*)(enum fastrm_rmtree_error, int));
 FN(fastrm_manifest_reason, const char *(*)(enum fastrm_rmtree_keep));
 FN(fastrm_rmtree_excluded, int (*)(const char *const *, const char *, const char *,
                                    int));
+/* node FASTRM_0.9 */
+FN(fastrm_state_dir, int (*)(char *, size_t));
+FN(fastrm_detach, int (*)(int, const char *, const char *, unsigned, char *));
+FN(fastrm_pending, int (*)(const char *,
+                           int (*)(void *, const struct fastrm_detached *), void *));
+FN(fastrm_finish, int (*)(const char *, const char *, const struct fastrm_rmtree_opts *,
+                          struct fastrm_rmtree_stats *));
+FN(fastrm_finisher, pid_t (*)(const char *, char *const *, unsigned, double,
+                              unsigned long long));
 _Static_assert(__builtin_types_compatible_p(fastrm_emit_fn,
                                             int (*)(void *, const struct fastrm_dirent *)),
                "fastrm_emit_fn changed its type");

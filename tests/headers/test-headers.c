@@ -6,6 +6,7 @@
 #include <fastrm/compat/fts.h>
 #include <fastrm/unlinker.h>
 #include <fastrm/rmtree.h>
+#include <fastrm/detach.h>
 
 int main(void)
 {

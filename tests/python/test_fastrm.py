@@ -288,6 +288,82 @@ class Pacing(Base):
                 fastrm.rmtree(self.p("x"), **kw)
 
 
+class Detach(Base):
+    def setUp(self):
+        super().setUp()
+        self.state = self.p("state")
+        os.environ["FASTRM_STATE_DIR"] = self.state
+        self.addCleanup(os.environ.pop, "FASTRM_STATE_DIR", None)
+
+    def hidden(self):
+        return [n for n in os.listdir(self.top) if n.startswith(".frm-detached-")]
+
+    def test_detach_returns_and_a_finisher_removes(self):
+        make_tree(self.p("t"), 3, 50, 1)
+        os.symlink(self.outside, self.p("t", "link"))
+        fastrm.rmtree(self.p("t"), detach=True)
+        self.assertFalse(os.path.lexists(self.p("t")))
+        deadline = time.monotonic() + 60
+        while (self.hidden() or fastrm.pending()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(self.hidden(), [])
+        self.assertEqual(fastrm.pending(), [])
+        self.assertSentinel()
+
+    def test_killed_finisher_then_finish(self):
+        make_tree(self.p("t"), 2, 100, 1)
+        fastrm.rmtree(self.p("t"), detach=True, max_rate=20)
+        time.sleep(0.3)
+        recs = fastrm.pending()
+        self.assertEqual(len(recs), 1)
+        self.assertEqual(recs[0]["path"], os.fsencode(self.p("t")))
+        # the finisher holds its record: finish() skips it
+        self.assertEqual(fastrm.finish().stats["busy"], 1)
+        # find the finisher: the process whose session is not ours and
+        # holds the record open (its fd table names the record)
+        rec = os.path.join(self.state, recs[0]["id"] + ".rec")
+        pid = None
+        for p in os.listdir("/proc"):
+            if not p.isdigit():
+                continue
+            try:
+                for fd in os.listdir("/proc/%s/fd" % p):
+                    if os.readlink("/proc/%s/fd/%s" % (p, fd)) == rec:
+                        pid = int(p)
+            except OSError:
+                continue
+        self.assertIsNotNone(pid)
+        os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while fastrm.pending()[0]["active"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertFalse(fastrm.pending()[0]["active"])
+        r = fastrm.finish()
+        self.assertEqual(r.left, [])
+        self.assertEqual(r.stats["busy"], 0)
+        self.assertEqual(self.hidden(), [])
+        self.assertEqual(fastrm.pending(), [])
+
+    def test_not_renamed_removed_in_place(self):
+        if os.geteuid() != 0:
+            self.skipTest("a mount point needs root")
+        os.mkdir(self.p("m"))
+        if subprocess.run(["mount", "-t", "tmpfs", "none", self.p("m")]).returncode:
+            self.skipTest("tmpfs could not be mounted")
+        try:
+            open(self.p("m", "x"), "w").close()
+            with self.assertRaises(OSError):  # its rmdir: a mount point
+                fastrm.rmtree(self.p("m"), detach=True)
+            self.assertEqual(os.listdir(self.p("m")), [])
+            self.assertEqual(fastrm.pending(), [])
+        finally:
+            subprocess.run(["umount", self.p("m")])
+
+    def test_bad_arguments(self):
+        with self.assertRaises(ValueError):
+            fastrm.rmtree(self.p("x"), detach=True, dry_run=True)
+
+
 CHILD = r"""
 import os, signal, sys, time
 import fastrm

@@ -14,6 +14,7 @@
  * callbacks.
  */
 #define _GNU_SOURCE
+#include <fastrm/detach.h>
 #include <fastrm/fts.h>
 #include <fastrm/manifest.h>
 #include <fastrm/rmtree.h>
@@ -101,6 +102,9 @@ struct rm_options {
 	bool manifest_failures;  /* --manifest-failures */
 	char **exclude;          /* --exclude, --exclude-from: NULL-ended */
 	size_t nexclude;
+	bool detach;             /* --detach */
+	bool finish;             /* --finish */
+	bool list;               /* --list (with --finish) */
 	double max_rate;         /* --max-rate: entries/s, 0: none */
 	unsigned long long latency_target_us; /* --latency-target, 0: none */
 };
@@ -227,6 +231,16 @@ static void usage(void)
 "                          slows down at once while they wait longer, and\n"
 "                          speeds up slowly while they do not; with\n"
 "                          --max-rate, never above it; see PACING in frm(1)\n"
+"      --detach          rename each directory given to a hidden name beside\n"
+"                          it and return at once; a finisher of its own\n"
+"                          (paced, at the lowest priority) removes them; what\n"
+"                          cannot be renamed is removed in place; see DETACH\n"
+"                          in frm(1)\n"
+"      --finish [ID]...  remove what was detached and is not being removed\n"
+"                          now (a finisher killed, a crash), or the records\n"
+"                          given, here and now\n"
+"      --list            with --finish: list what was detached and is not\n"
+"                          removed yet, and how far each got\n"
 "      --help     display this help and exit\n"
 "      --version  output version information and exit\n"
 "\n"
@@ -983,6 +997,9 @@ enum {
 	OPT_MANIFEST_FAILURES,
 	OPT_MAX_RATE,
 	OPT_LATENCY_TARGET,
+	OPT_DETACH,
+	OPT_FINISH,
+	OPT_LIST,
 	OPT_HELP,
 	OPT_VERSION,
 };
@@ -1012,6 +1029,9 @@ static const struct option long_options[] = {
 	{ "manifest-failures", no_argument, NULL, OPT_MANIFEST_FAILURES },
 	{ "max-rate", required_argument, NULL, OPT_MAX_RATE },
 	{ "latency-target", required_argument, NULL, OPT_LATENCY_TARGET },
+	{ "detach", no_argument, NULL, OPT_DETACH },
+	{ "finish", no_argument, NULL, OPT_FINISH },
+	{ "list", no_argument, NULL, OPT_LIST },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -1317,6 +1337,15 @@ static int parse_options(int argc, char **argv, struct rm_options *x,
 				return EXIT_FAILURE;
 			}
 			break;
+		case OPT_DETACH:
+			x->detach = true;
+			break;
+		case OPT_FINISH:
+			x->finish = true;
+			break;
+		case OPT_LIST:
+			x->list = true;
+			break;
 		case OPT_DRY_RUN:
 			x->dry_run = true;
 			break;
@@ -1369,6 +1398,23 @@ static int parse_options(int argc, char **argv, struct rm_options *x,
 		try_help();
 		return EXIT_FAILURE;
 	}
+	if (x->detach && (x->dry_run || x->interactive == RMI_ALWAYS || x->finish)) {
+		error_msg(0, "--detach cannot be given with %s: the finisher removes without asking",
+		          x->finish ? "--finish" : x->dry_run ? "--dry-run" : "-i");
+		try_help();
+		return EXIT_FAILURE;
+	}
+	if (x->list && !x->finish) {
+		error_msg(0, "--list goes with --finish");
+		try_help();
+		return EXIT_FAILURE;
+	}
+	if (x->finish && (x->dry_run || x->interactive == RMI_ALWAYS || x->exclude)) {
+		error_msg(0, "--finish removes what was detached, all of it: no %s",
+		          x->dry_run ? "--dry-run" : x->exclude ? "--exclude" : "-i");
+		try_help();
+		return EXIT_FAILURE;
+	}
 	if (x->null && !x->dry_run) {
 		error_msg(0, "--null lists what --dry-run would remove: use --manifest-format=nul for a manifest");
 		try_help();
@@ -1418,6 +1464,183 @@ static int manifest_close(struct fastrm_manifest *m, const struct rm_options *x,
 	return status;
 }
 
+/* --detach and --finish's state directory (fastrm_state_dir(3)), or NULL
+ * after saying why. */
+static const char *state_dir(void)
+{
+	static char dir[4096];
+	int rc = fastrm_state_dir(dir, sizeof dir);
+	if (rc < 0) {
+		error_msg(-rc, "cannot use the state directory%s%s",
+		          dir[0] ? " " : "", dir[0] ? quote_always(0, dir) : "");
+		return NULL;
+	}
+	return dir;
+}
+
+/* --detach: each operand that is a directory frm may remove (rm's
+ * refusals first, with its words) is renamed away and its id added to
+ * @ids; what is not a directory, or cannot be renamed (frm says why), is
+ * added to @here, to be removed in place.  false: something failed. */
+static bool detach_operands(char **files, size_t n, const struct rm_options *x,
+                            const char *sd, char **ids, char **here, size_t *nhere)
+{
+	bool ok = true;
+	size_t nids = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *f = files[i];
+		struct stat st;
+		if (lstat(f, &st) != 0 || !S_ISDIR(st.st_mode)) {
+			here[(*nhere)++] = files[i]; /* rm's words for it there */
+			continue;
+		}
+		int status = DS_UNKNOWN;
+		if (refuse_dir(f, AT_FDCWD, f, &st, 0, x, &status)) {
+			counters.failures++;
+			ok = false;
+			continue;
+		}
+		char id[FASTRM_DETACH_ID_SIZE];
+		int rc = fastrm_detach(AT_FDCWD, f, sd,
+		                       x->one_file_system ? FASTRM_RMTREE_XDEV : 0, id);
+		if (rc < 0) {
+			error_msg(-rc, "cannot detach %s: removing it in place", quote_always(0, f));
+			here[(*nhere)++] = files[i];
+			continue;
+		}
+		ids[nids] = strdup(id);
+		if (!ids[nids]) {
+			error_msg(ENOMEM, "detached %s as %s, but", quote_always(0, f), id);
+			ok = false;
+			continue;
+		}
+		nids++;
+		if (x->verbose)
+			printf("detached %s\n", quote_always(0, f));
+	}
+	ids[nids] = NULL;
+	return ok;
+}
+
+/* One line of --finish --list: ID, state, entries removed so far, when
+ * it was detached, where it was. */
+static int list_one(void *ctx, const struct fastrm_detached *d)
+{
+	(void)ctx;
+	char when[32];
+	struct tm tm;
+	strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime_r(&d->when, &tm));
+	printf("%s  %-9s  %10llu removed  %s  %s\n", d->id,
+	       d->active ? "finishing" : d->failures ? "failed" : "pending", d->removed,
+	       when, quote_always(0, d->path));
+	return 0;
+}
+
+/* --finish's ids: every record of the state directory. */
+struct id_list {
+	char **v;
+	size_t n, cap;
+};
+
+static int collect_id(void *ctx, const struct fastrm_detached *d)
+{
+	struct id_list *l = ctx;
+	if (l->n + 1 >= l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 16;
+		char **v = realloc(l->v, cap * sizeof *v);
+		if (!v)
+			return -ENOMEM;
+		l->v = v;
+		l->cap = cap;
+	}
+	if (!(l->v[l->n] = strdup(d->id)))
+		return -ENOMEM;
+	l->v[++l->n] = NULL;
+	return 0;
+}
+
+/* frm --finish [--list] [ID]...: the exit status. */
+static int finish(char **ids, size_t n, struct rm_options *x)
+{
+	const char *sd = state_dir();
+	if (!sd)
+		return EXIT_FAILURE;
+	if (x->list) {
+		int rc = fastrm_pending(sd, list_one, NULL);
+		if (rc < 0) {
+			error_msg(-rc, "cannot read the state directory %s", quote_always(0, sd));
+			return EXIT_FAILURE;
+		}
+		return fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	}
+	struct id_list all = { 0 };
+	if (n == 0) {
+		int rc = fastrm_pending(sd, collect_id, &all);
+		if (rc < 0) {
+			error_msg(-rc, "cannot read the state directory %s", quote_always(0, sd));
+			return EXIT_FAILURE;
+		}
+		ids = all.v;
+		n = all.n;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	stop_on(SIGINT);
+	stop_on(SIGTERM);
+	stop_on(SIGHUP);
+	clock_gettime(CLOCK_MONOTONIC, &counters.start);
+	if (x->progress)
+		progress_start(program_name);
+	struct fastrm_rmtree_opts o = { .size = sizeof o };
+	o.workers = x->jobs;
+	o.flags = x->jobs_auto ? FASTRM_RMTREE_FIT_WORKERS : 0;
+	o.order = x->order;
+	o.memory = x->memory;
+	o.max_rate = x->max_rate;
+	o.latency_target_us = x->latency_target_us;
+	static unsigned long long pace_rate;
+	o.pace_rate = &pace_rate;
+	if (x->progress)
+		progress_pace(&pace_rate);
+	o.ctx = x;
+	o.removed = frm_removed;
+	o.failed = frm_failed;
+	o.stop = &stop_signal;
+	int status = EXIT_SUCCESS;
+	size_t busy = 0;
+	for (size_t i = 0; i < n && !stop_signal; i++) {
+		struct fastrm_rmtree_stats st = { 0 };
+		int rc = fastrm_finish(sd, ids[i], &o, &st);
+		workers_ran = st.workers > workers_ran ? st.workers : workers_ran;
+		paced_ms += st.paced_ms;
+		if (rc == -EBUSY) {
+			busy++;
+		} else if (rc < 0 && rc != -EINTR) {
+			error_msg(-rc, "cannot finish %s", quote_always(0, ids[i]));
+			status = EXIT_FAILURE;
+		} else if (rc > 0) {
+			status = EXIT_FAILURE;
+		}
+	}
+	paced_rate = pace_rate;
+	progress_stop();
+	for (size_t i = 0; i < all.n; i++)
+		free(all.v[i]);
+	free(all.v);
+	if (busy)
+		error_msg(0, "%zu detached tree%s being removed by %s finisher%s now (--finish --list)",
+		          busy, busy == 1 ? " is" : "s are", busy == 1 ? "its" : "their",
+		          busy == 1 ? "" : "s");
+	if (x->stats)
+		print_stats();
+	if (stop_signal) {
+		int sig = stop_signal;
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return 128 + sig;
+	}
+	return status;
+}
+
 static int run(char **files, size_t n, struct rm_options *x,
                bool preserve_root, bool prompt_once)
 {
@@ -1451,10 +1674,48 @@ static int run(char **files, size_t n, struct rm_options *x,
 	stop_on(SIGHUP);
 
 	clock_gettime(CLOCK_MONOTONIC, &counters.start);
+	/* --detach: what can be renamed away is, and a finisher removes it;
+	 * the rest is removed here */
+	char **ids = NULL, **here = NULL;
+	bool detached_ok = true;
+	if (x->detach) {
+		const char *sd = state_dir();
+		if (!sd)
+			return manifest_close(m, x, EXIT_FAILURE);
+		ids = calloc(n + 1, sizeof *ids);
+		here = calloc(n + 1, sizeof *here);
+		if (!ids || !here) {
+			error_msg(ENOMEM, "cannot detach");
+			return manifest_close(m, x, EXIT_FAILURE);
+		}
+		size_t nhere = 0;
+		detached_ok = detach_operands(files, n, x, sd, ids, here, &nhere);
+		if (ids[0]) {
+			pid_t pid = fastrm_finisher(sd, ids, x->jobs_auto ? 0 : x->jobs,
+			                            x->max_rate, x->latency_target_us);
+			if (pid < 0) {
+				error_msg(-pid, "cannot start a finisher: %s removes what was detached",
+				          quote_always(0, "frm --finish"));
+				detached_ok = false;
+			} else if (x->verbose) {
+				printf("finisher %ld removes what was detached (frm --finish --list)\n",
+				       (long)pid);
+			}
+		}
+		for (size_t i = 0; ids[i]; i++)
+			free(ids[i]);
+		free(ids);
+		here[nhere] = NULL;
+		files = here;
+		n_files = nhere;
+	}
 	args_left = (size_t)n_files;
-	if (x->progress)
+	if (x->progress && n_files)
 		progress_start(program_name);
-	enum rm_status status = rm(files, x, m);
+	enum rm_status status = n_files ? rm(files, x, m) : RM_OK;
+	free(here);
+	if (!detached_ok)
+		status = RM_ERROR;
 	progress_stop();
 	if (stop_signal) {
 		int sig = stop_signal;
@@ -1494,6 +1755,8 @@ int main(int argc, char **argv)
 	if (status >= 0)
 		return status;
 	answer_no = x.dry_run;
+	if (x.finish)
+		return finish(argv + optind, (size_t)(argc - optind), &x);
 	if (argc <= optind) {
 		if (x.ignore_missing)
 			return EXIT_SUCCESS;
