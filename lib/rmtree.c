@@ -205,6 +205,9 @@ struct pool {
 	pthread_cond_t work;
 	struct task *head, *tail;
 	unsigned nworkers;     /* the most that may start */
+	unsigned cap;          /* ...of them, until the advisor says more may
+	                          (wide): the workers asked for */
+	bool wide;             /* DEVICE_WORKERS_WIDE: up to nworkers */
 	unsigned threads;      /* started, the caller's thread included */
 	unsigned idle, nqueued, ntasks, nbases;
 	unsigned max_tasks, max_bases;
@@ -1044,7 +1047,7 @@ static bool spawn_room(struct pool *P, bool hold)
 	if (hold)
 		return false;
 	unsigned threads = LOAD(P->threads);
-	if (threads >= LOAD(P->nworkers))
+	if (threads >= (LOAD(P->wide) ? LOAD(P->nworkers) : LOAD(P->cap)))
 		return false;
 	unsigned fitted = LOAD(P->fitted);
 	if (fitted && threads >= fitted)
@@ -1078,6 +1081,8 @@ static void spawn(struct pool *P, bool hold)
 	if (pthread_create(&P->tid[i], &P->attr, work, &P->w[i]) != 0) {
 		/* no more threads: those started do the work */
 		STORE(P->nworkers, i);
+		if (LOAD(P->cap) > i)
+			STORE(P->cap, i);
 		return;
 	}
 	STORE(P->threads, i + 1);
@@ -1545,7 +1550,11 @@ static void fit(struct worker *w, dev_t dev)
 	if (!(P->o->flags & FASTRM_RMTREE_FIT_WORKERS) || LOAD(P->nworkers) < 2)
 		return;
 	unsigned most = device_workers(&w->dw, dev, P->cpus);
-	if (!most || most >= LOAD(P->nworkers))
+	if (most == DEVICE_WORKERS_WIDE && most > LOAD(P->cap) && !LOAD(P->fitted)) {
+		STORE(P->wide, true); /* more may start (spawn_room()) */
+		return;
+	}
+	if (!most || most >= LOAD(P->cap))
 		return;
 	unsigned fitted = LOAD(P->fitted);
 	if (!fitted || most < fitted) {
@@ -1838,7 +1847,14 @@ FASTRM_EXPORT int fastrm_rmtreeat(int dirfd, char *const *paths,
 		exclusions_free(&P);
 		return -ENOMEM;
 	}
-	P.nworkers = fit_workers(opts->workers);
+	/* where the advisor may ask for more (DEVICE_WORKERS_WIDE), room
+	 * for them: only their slots are made, and none starts unless asked */
+	P.cap = fit_workers(opts->workers);
+	P.nworkers = (opts->flags & FASTRM_RMTREE_FIT_WORKERS) && P.cap > 1 &&
+	                     P.cap < DEVICE_WORKERS_WIDE
+	             ? fit_workers(DEVICE_WORKERS_WIDE) : P.cap;
+	if (P.nworkers < P.cap)
+		P.cap = P.nworkers;
 	P.budget = opts->memory ? opts->memory : FASTRM_DEFAULT_BUDGET;
 	if (P.budget < 64 * 1024)
 		P.budget = 64 * 1024;

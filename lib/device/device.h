@@ -211,14 +211,26 @@ bool device_sort(struct device_walk *w, int fd, const struct stat *st, bool larg
  * system (tmpfs, NFS, CIFS, Lustre, proc...). */
 bool device_unsorted(struct device_walk *w, int fd, const struct stat *st);
 
+/* What device_workers() says where the pool may run more workers than it
+ * was asked for (fastrm_rmtree's FASTRM_RMTREE_FIT_WORKERS): XFS whose
+ * reads seek and where nothing reads ahead for the walks (no bulkstat: a
+ * plain user).  There every worker waits on one read at a time, and more
+ * of them in flight let the device's queue shorten the seeks (the aged
+ * real tree x3, cold, one-head disk, uid 65534: 8 workers 0.81x of GNU
+ * rm's time, 32 workers 0.68x, 64 0.67x; doc/results.md, "XFS as a
+ * plain user"). */
+#define DEVICE_WORKERS_WIDE 32
+
 /* The pool: how many of its workers should run at once while they remove
- * from @dev, given @cpus online; 0: no limit (or nothing known yet).
+ * from @dev, given @cpus online; 0: no limit (or nothing known yet);
+ * DEVICE_WORKERS_WIDE: more than asked, where the pool may.
  * ext4 or btrfs whose reads seek, served one at a time, where nothing
  * reads ahead for the walk (ext4: no privilege to open the device): 1,
  * since workers in different subtrees make one head seek between them.
  * XFS whose reads are fast: @cpus, since more only contend for the CPU;
  * XFS while the walks read nothing (DEVICE_READS_CACHED): 1, since its
- * unlinks at once only contend. */
+ * unlinks at once only contend.  XFS whose reads seek, nothing read
+ * ahead: DEVICE_WORKERS_WIDE. */
 unsigned device_workers(struct device_walk *w, dev_t dev, unsigned cpus);
 
 /* The pool, before it starts one more worker for a walk on @dev: whether

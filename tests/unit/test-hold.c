@@ -169,9 +169,11 @@ static void remove_judged_late(bool queue)
 	assert_true(judged_at > 0);
 	assert_true(unlinks - judged_at >= (TOP_DIRS * SUB_DIRS * FILES) / 4);
 	if (queue) {
-		/* workers once judged, none before */
+		/* workers once judged, none before; never more than asked
+		 * (btrfs: no DEVICE_WORKERS_WIDE) */
 		assert_true(started > 0);
 		assert_true(st.workers > 1);
+		assert_true(st.workers <= 8);
 		assert_true(first_look >= JUDGE_AT);
 	} else {
 		/* one head: the pool is fitted to one, no worker ever started */
@@ -193,6 +195,39 @@ static void test_queue_judged_late(void **state)
 	remove_judged_late(true);
 }
 
+/* XFS whose reads seek, no bulkstat (the stand-in has none): more workers
+ * than the 8 asked may start (DEVICE_WORKERS_WIDE), once the reads are
+ * judged; asked for 1, never more. */
+static void test_xfs_wide(void **state)
+{
+	(void)state;
+	device.fs = DEVICE_FS_XFS;
+	overlap = true;
+	for (unsigned asked = 1; asked <= 8; asked += 7) {
+		looks = 0;
+		unlinks = judged_at = 0;
+		started = 0;
+		first_look = ~0u;
+		char *top = make_tree();
+		char path[4096];
+		snprintf(path, sizeof path, "%s/t", top);
+		char *paths[] = { path, NULL };
+		struct fastrm_rmtree_opts o = { .size = sizeof o, .workers = asked,
+		                                .flags = FASTRM_RMTREE_FIT_WORKERS };
+		struct fastrm_rmtree_stats st = { 0 };
+		assert_int_equal(fastrm_rmtree(paths, &o, &st), 0);
+		struct stat sb;
+		assert_int_equal(lstat(path, &sb), -1);
+		printf("(XFS, %u asked: %u workers)\n", asked, st.workers);
+		if (asked == 1)
+			assert_int_equal(st.workers, 1);
+		else
+			assert_true(st.workers > asked && st.workers <= DEVICE_WORKERS_WIDE);
+		fx_cleanup(top);
+	}
+	device.fs = DEVICE_FS_BTRFS;
+}
+
 int main(void)
 {
 	device = stand_in;
@@ -200,6 +235,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_one_head_judged_late),
 		cmocka_unit_test(test_queue_judged_late),
+		cmocka_unit_test(test_xfs_wide),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
