@@ -7,7 +7,12 @@
  * user of the device waits; sysfs, any user may read it), else the mean
  * time of the removal's own unlinks.  The rule is a controller of the
  * kind TCP's congestion control made common: back off at once when the
- * latency is above the target, creep up when it is well below it. */
+ * latency is above the target, creep up when it is well below it.  What
+ * it backs off on a block device is how many removals are in flight at
+ * once (what another request waits behind is the device's queue: on the
+ * one-head disk, 8 workers capped to 5,000 removals a second hurt a
+ * neighbour's fsync more than one worker unpaced; doc/results.md,
+ * "Pacing"); where no device is seen, then the rate. */
 #define _GNU_SOURCE
 #include "pace.h"
 
@@ -25,6 +30,18 @@ int64_t pace_now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+unsigned pace_next_workers(unsigned allowed, unsigned most, double latency_ms,
+                           double target_ms)
+{
+	if (target_ms <= 0 || latency_ms < 0)
+		return allowed;
+	if (latency_ms > target_ms)
+		return allowed > 1 ? allowed / 2 : 1;
+	if (latency_ms < 0.8 * target_ms && allowed < most)
+		return allowed + 1;
+	return allowed;
 }
 
 double pace_next_rate(double rate, double made, double latency_ms,
@@ -55,14 +72,17 @@ double pace_next_rate(double rate, double made, double latency_ms,
 }
 
 bool pacer_init(struct pacer *p, double max_rate, unsigned long long target_us,
-                unsigned long long *out)
+                unsigned workers, unsigned long long *out)
 {
 	if (!(max_rate > 0) && !target_us)
 		return false;
 	*p = (struct pacer){ .ceiling = max_rate > 0 ? max_rate : 0,
 	                     .target_ms = (double)target_us / 1000.0,
-	                     .latency_ms = -1, .out = out };
+	                     .latency_ms = -1, .out = out,
+	                     .most = workers ? workers : 1 };
+	p->allowed = p->most;
 	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->turn, NULL);
 	p->rate = p->ceiling;
 	p->tick_ns = p->next_ns = pace_now_ns();
 	if (out)
@@ -72,6 +92,7 @@ bool pacer_init(struct pacer *p, double max_rate, unsigned long long target_us,
 
 void pacer_fini(struct pacer *p)
 {
+	pthread_cond_destroy(&p->turn);
 	pthread_mutex_destroy(&p->lock);
 }
 
@@ -96,9 +117,38 @@ static void judge(struct pacer *p, struct device_advisor *a, dev_t dev, int64_t 
 	}
 	if (latency >= 0) /* smoothed over about two windows */
 		p->latency_ms = p->latency_ms < 0 ? latency : (p->latency_ms + latency) / 2;
-	double rate = pace_next_rate(p->rate, (double)ops / secs,
-	                             latency >= 0 ? p->latency_ms : -1,
-	                             p->target_ms, p->ceiling);
+	double seen = latency >= 0 ? p->latency_ms : -1, rate = p->rate;
+	unsigned allowed = LOAD(p->allowed);
+	/* above the target: fewer removals in flight (what others wait
+	 * behind is the device's queue); below it, one more in flight a
+	 * second at most.  The rate only where no device is seen (the
+	 * unlinks' own time): on the one-head disk a lower rate with one in
+	 * flight only made the removal longer, and its journal commits more
+	 * (doc/results.md, "Pacing") */
+	bool above = p->target_ms > 0 && seen > p->target_ms;
+	bool below = p->target_ms > 0 && seen >= 0 && seen < 0.8 * p->target_ms;
+	if (p->have_dev && !(rate > 0 && (!p->ceiling || rate < p->ceiling))) {
+		if (above || (below && ++p->calm * PACE_TICK_MS >= 1000)) {
+			allowed = pace_next_workers(allowed, p->most, seen, p->target_ms);
+			p->calm = 0;
+		}
+	} else if (above && allowed > 1) {
+		allowed = pace_next_workers(allowed, p->most, seen, p->target_ms);
+	} else if (below && !(rate > 0 && (!p->ceiling || rate < p->ceiling))) {
+		if (++p->calm * PACE_TICK_MS >= 1000) {
+			allowed = pace_next_workers(allowed, p->most, seen, p->target_ms);
+			p->calm = 0;
+		}
+	} else {
+		rate = pace_next_rate(rate, (double)ops / secs, seen, p->target_ms,
+		                      p->ceiling);
+		/* allowing twice what is made: no longer a limit */
+		if (below && !p->ceiling && rate > 2 * (double)ops / secs + PACE_MIN_RATE)
+			rate = 0;
+	}
+	if (!below)
+		p->calm = 0;
+	STORE(p->allowed, allowed);
 	__atomic_store(&p->rate, &rate, __ATOMIC_RELAXED);
 	if (p->out)
 		STORE(*p->out, (unsigned long long)rate);
@@ -116,6 +166,26 @@ void pacer_wait(struct pacer *p, struct device_advisor *a, dev_t dev,
 		if (now - p->tick_ns >= PACE_TICK_MS * 1000000LL)
 			judge(p, a, dev, now);
 		pthread_mutex_unlock(&p->lock);
+	}
+	/* a turn among those in flight (latency_target_us) */
+	if (p->target_ms > 0) {
+		pthread_mutex_lock(&p->lock);
+		while (p->inside >= LOAD(p->allowed) &&
+		       !(stop && __atomic_load_n(stop, __ATOMIC_RELAXED))) {
+			int64_t t0 = pace_now_ns();
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 50000000;
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
+			pthread_cond_timedwait(&p->turn, &p->lock, &ts);
+			ADD(p->waited_ns, (uint64_t)(pace_now_ns() - t0));
+		}
+		p->inside++;
+		pthread_mutex_unlock(&p->lock);
+		now = pace_now_ns();
 	}
 	double rate;
 	__atomic_load(&p->rate, &rate, __ATOMIC_RELAXED);
@@ -144,4 +214,10 @@ void pacer_done(struct pacer *p, int64_t ns)
 {
 	ADD(p->ops, 1);
 	ADD(p->op_ns, (uint64_t)ns);
+	if (p->target_ms > 0) {
+		pthread_mutex_lock(&p->lock);
+		p->inside--;
+		pthread_cond_signal(&p->turn);
+		pthread_mutex_unlock(&p->lock);
+	}
 }

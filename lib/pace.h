@@ -38,20 +38,27 @@ struct pacer {
 	unsigned long long requests0, wait0;
 	uint64_t ops, op_ns;     /* removals in the window and their time */
 	uint64_t waited_ns;      /* slept for the schedule, all workers */
+	unsigned most;           /* the workers, at most in flight */
+	unsigned allowed;        /* in flight at once now (a target) */
+	unsigned inside;         /* in flight now, under the lock */
+	unsigned calm;           /* windows well below the target in a row */
+	pthread_cond_t turn;     /* inside fell below allowed */
 	unsigned long long *out; /* the rate allowed now, for the caller */
 };
 
-/* A pacer for @max_rate (0: none) and @target_us (0: none); false when
- * neither is asked (the removal is not paced; nothing else is needed). */
+/* A pacer for @max_rate (0: none) and @target_us (0: none), for a pool of
+ * @workers; false when neither is asked (the removal is not paced;
+ * nothing else is needed). */
 bool pacer_init(struct pacer *p, double max_rate, unsigned long long target_us,
-                unsigned long long *out);
+                unsigned workers, unsigned long long *out);
 void pacer_fini(struct pacer *p);
 
-/* Before a removal on @dev: wait for its slot (not past *@stop). */
+/* Before a removal on @dev: wait for a turn among those in flight (with a
+ * target) and for its slot (not past *@stop). */
 void pacer_wait(struct pacer *p, struct device_advisor *a, dev_t dev,
                 const volatile sig_atomic_t *stop);
 
-/* After it: it took @ns. */
+/* After it: it took @ns (and gives its turn back). */
 void pacer_done(struct pacer *p, int64_t ns);
 
 /* The rate to allow next (0: unpaced), from the one allowed (@rate), the
@@ -62,6 +69,12 @@ void pacer_done(struct pacer *p, int64_t ns);
  * the ceiling. */
 double pace_next_rate(double rate, double made, double latency_ms,
                       double target_ms, double ceiling);
+
+/* How many removals may be in flight at once next, from @allowed, at
+ * most @most: above the target, half (1 at least); well below it, one
+ * more; else, or nothing seen, as many. */
+unsigned pace_next_workers(unsigned allowed, unsigned most, double latency_ms,
+                           double target_ms);
 
 int64_t pace_now_ns(void);
 

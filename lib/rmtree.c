@@ -1860,8 +1860,8 @@ FASTRM_EXPORT int fastrm_rmtreeat(int dirfd, char *const *paths,
 		P.budget = 64 * 1024;
 	P.max_tasks = MAX_TASKS_PER_WORKER * P.nworkers;
 	P.max_bases = MAX_BASES_PER_WORKER * P.nworkers;
-	P.paced = !P.dry && pacer_init(&P.pace, opts->max_rate,
-	                               opts->latency_target_us, opts->pace_rate);
+	P.paced = !P.dry && pacer_init(&P.pace, opts->max_rate, opts->latency_target_us,
+	                               P.nworkers, opts->pace_rate);
 
 	/* The paths given become tasks, relative to @dirfd, group after
 	 * group (feed()). */

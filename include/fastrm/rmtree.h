@@ -103,14 +103,15 @@ enum fastrm_rmtree_answer {
 
 /** Stay on the file system of each path given (rm --one-file-system). */
 #define FASTRM_RMTREE_XDEV 0x1
-/** @workers is the most: fewer run at once where the device's reads, as
+/** @workers is the most (but below): fewer run at once where the device's reads, as
  *  measured, say more would only hurt: one on ext4 and btrfs where reads
  *  seek, the device was seen serving them one at a time, and nothing reads
  *  ahead for the walks (no privilege for it), one per CPU on XFS whose
  *  reads are fast, one on btrfs whose reads are fast, one on XFS while the
  *  walks read nothing (the metadata is cached); and on XFS and btrfs none
- *  starts until the device's reads are judged (frm --jobs=auto;
- *  fastrm_rmtree(3)). */
+ *  starts until the device's reads are judged.  Since 0.9 also more, up
+ *  to 32, on XFS whose reads seek where nothing reads ahead for the walks
+ *  (no bulkstat: a plain user) (frm --jobs=auto; fastrm_rmtree(3)). */
 #define FASTRM_RMTREE_FIT_WORKERS 0x2
 /** Since 0.4: remove the root directory too when it is given (by any
  *  path: "/", "/../", a symlink to it with a trailing slash); by default

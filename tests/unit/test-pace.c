@@ -16,7 +16,9 @@
  * SLOW_US first) make the rate fall and the workers wait, unlinks well
  * under it leave the removal unpaced; and the device's own latency
  * (a stand-in for its counters, installed by wrapping
- * device_advisor_new) paces fast unlinks when the device is slow.
+ * device_advisor_new) paces the removals in flight when the device is
+ * slow (4 workers: one unlink at a time once the third window judged),
+ * and never the rate.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -38,6 +40,7 @@
 #include "device/strategies.h"
 #include "fastrm/rmtree.h"
 #include "fixture.h"
+#include "fastrm-int.h"
 #include "pace.h"
 
 #define SLOW_US 4000
@@ -45,6 +48,12 @@
 /* ------------------------------------------------------------- wraps */
 
 static unsigned slow_us;       /* what each unlinkat sleeps first */
+static int64_t t_start;        /* the removal's start (pace_now_ns) */
+static unsigned in_flight, late_most; /* unlinks in flight; the most at
+                                         once among those started 0.75 to
+                                         1 s in (then a stop lets each
+                                         worker finish the one in hand) */
+static volatile sig_atomic_t stop_flag; /* set 1 s in */
 static bool slow_device;       /* the stand-in's requests take 50 ms */
 static unsigned long long looks;
 
@@ -52,9 +61,21 @@ int __real_unlinkat(int dirfd, const char *path, int flags);
 int __wrap_unlinkat(int dirfd, const char *path, int flags);
 int __wrap_unlinkat(int dirfd, const char *path, int flags)
 {
+	unsigned n = __atomic_add_fetch(&in_flight, 1, __ATOMIC_RELAXED);
+	if (t_start && pace_now_ns() - t_start > 1000000000LL)
+		__atomic_store_n(&stop_flag, 1, __ATOMIC_RELAXED);
+	int64_t in = t_start ? pace_now_ns() - t_start : 0;
+	if (in > 750000000LL && in < 1000000000LL) {
+		unsigned m = __atomic_load_n(&late_most, __ATOMIC_RELAXED);
+		while (n > m && !__atomic_compare_exchange_n(&late_most, &m, n, false,
+		                                             __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			;
+	}
 	if (slow_us)
 		usleep(slow_us);
-	return __real_unlinkat(dirfd, path, flags);
+	int rc = __real_unlinkat(dirfd, path, flags);
+	__atomic_sub_fetch(&in_flight, 1, __ATOMIC_RELAXED);
+	return rc;
 }
 
 static bool counters(void *ctx, struct device_counters *c)
@@ -100,6 +121,13 @@ static void test_rule(void **state)
 	/* near the target: hold; well below: creep up */
 	assert_float_equal(pace_next_rate(300, 300, 9, 10, 0), 300, 1e-9);
 	assert_float_equal(pace_next_rate(300, 300, 5, 10, 0), 316, 1e-9);
+	/* in flight: half above the target, one more well below it */
+	assert_int_equal(pace_next_workers(8, 8, 20, 10), 4);
+	assert_int_equal(pace_next_workers(1, 8, 20, 10), 1);
+	assert_int_equal(pace_next_workers(4, 8, 5, 10), 5);
+	assert_int_equal(pace_next_workers(8, 8, 5, 10), 8);
+	assert_int_equal(pace_next_workers(4, 8, 9, 10), 4);
+	assert_int_equal(pace_next_workers(4, 8, -1, 10), 4);
 	/* nothing seen: hold */
 	assert_float_equal(pace_next_rate(300, 0, -1, 10, 0), 300, 1e-9);
 	/* the ceiling, always */
@@ -216,16 +244,60 @@ static void test_target_slow_device(void **state)
 	struct fastrm_rmtree_stats st;
 	slow_device = true;
 	looks = 0;
-	/* unlinks of 2 ms, the device's requests 50 ms: paced by the
-	 * device, which the unlinks alone would not be; the first window
-	 * only reads the counters, the second (at 0.4 s) judges */
+	/* one worker, the device's requests 50 ms, a target of 10 ms: the
+	 * device was looked at, and with one removal in flight there is
+	 * nothing fewer: the rate is not lowered on a device (it would only
+	 * make the removal longer) */
 	slow_us = 2000;
 	remove_tree(&o, 1, 250, &st);
 	slow_us = 0;
 	slow_device = false;
 	assert_true(looks >= 2);
-	assert_true(rate > 0);
+	assert_int_equal(rate, 0);
+	assert_int_equal(st.paced_ms, 0);
+}
+
+static void test_target_fewer_in_flight(void **state)
+{
+	(void)state;
+	unsigned long long rate = ~0ull;
+	struct fastrm_rmtree_opts o = { .size = sizeof o, .workers = 4,
+	                                .latency_target_us = 10000, .pace_rate = &rate,
+	                                .flags = FASTRM_RMTREE_SHARE_ALL,
+	                                .stop = &stop_flag };
+	struct fastrm_rmtree_stats st;
+	char *top = fx_mkdtemp();
+	char path[4096];
+	snprintf(path, sizeof path, "%s/t", top);
+	assert_int_equal(mkdir(path, 0700), 0);
+	for (int d = 0; d < 8; d++) {
+		snprintf(path, sizeof path, "%s/t/d%d", top, d);
+		assert_int_equal(mkdir(path, 0700), 0);
+		for (int f = 0; f < 200; f++) {
+			snprintf(path, sizeof path, "%s/t/d%d/f%d", top, d, f);
+			int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+			assert_true(fd >= 0);
+			close(fd);
+		}
+	}
+	snprintf(path, sizeof path, "%s/t", top);
+	char *paths[] = { path, NULL };
+	/* the device's requests 50 ms, a target of 10: from 4 removals in
+	 * flight to 2 at the second window, 1 at the third (0.6 s); then the
+	 * rate; stopped 1 s in */
+	slow_device = true;
+	slow_us = 2000;
+	late_most = 0;
+	stop_flag = 0;
+	t_start = pace_now_ns();
+	assert_int_equal(fastrm_rmtree(paths, &o, &st), -EINTR);
+	t_start = 0;
+	slow_us = 0;
+	slow_device = false;
+	assert_true(st.workers > 1);
+	assert_int_equal(late_most, 1);
 	assert_true(st.paced_ms > 0);
+	fx_cleanup(top);
 }
 
 static void test_invalid(void **state)
@@ -246,6 +318,7 @@ int main(void)
 		cmocka_unit_test(test_target_slow_unlinks),
 		cmocka_unit_test(test_target_met),
 		cmocka_unit_test(test_target_slow_device),
+		cmocka_unit_test(test_target_fewer_in_flight),
 		cmocka_unit_test(test_invalid),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
