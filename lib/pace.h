@@ -58,6 +58,13 @@ void pacer_fini(struct pacer *p);
 void pacer_wait(struct pacer *p, struct device_advisor *a, dev_t dev,
                 const volatile sig_atomic_t *stop);
 
+/* How many workers may walk at once now (a latency target: as many as
+ * may be in flight; else no limit). */
+static inline unsigned pacer_allowed(const struct pacer *p)
+{
+	return p->target_ms > 0 ? __atomic_load_n(&p->allowed, __ATOMIC_RELAXED) : ~0u;
+}
+
 /* After it: it took @ns (and gives its turn back). */
 void pacer_done(struct pacer *p, int64_t ns);
 

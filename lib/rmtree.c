@@ -504,6 +504,8 @@ static int plan(int fd, const char *name, bool is_dir, const struct stat *st,
 	return err;
 }
 
+static void spawn(struct pool *P, bool hold);
+
 /* Remove @name in @fd (a directory if @is_dir), or in a dry run say
  * whether that would fail (plan()'s other arguments).  0, or the errno. */
 static int unlink_or_plan(struct pool *P, int fd, const char *name, bool is_dir,
@@ -519,6 +521,13 @@ static int unlink_or_plan(struct pool *P, int fd, const char *name, bool is_dir,
 	          : parent && parent->fts_level >= FTS_ROOTLEVEL ? parent->fts_statp->st_dev
 	          : st ? st->st_dev : 0;
 	pacer_wait(&P->pace, P->adv, dev, P->o->stop);
+	/* the pacer allows more at once than run, and work waits: a worker
+	 * for it (spawn() looks again under the lock) */
+	if (LOAD(P->nqueued) > LOAD(P->idle) && LOAD(P->threads) < pacer_allowed(&P->pace)) {
+		pthread_mutex_lock(&P->lock);
+		spawn(P, false);
+		pthread_mutex_unlock(&P->lock);
+	}
 	int64_t t0 = pace_now_ns();
 	int err = unlinkat(fd, name, is_dir ? AT_REMOVEDIR : 0) == 0 ? 0 : errno;
 	pacer_done(&P->pace, pace_now_ns() - t0);
@@ -1052,6 +1061,8 @@ static bool spawn_room(struct pool *P, bool hold)
 	unsigned fitted = LOAD(P->fitted);
 	if (fitted && threads >= fitted)
 		return false;
+	if (P->paced && threads >= pacer_allowed(&P->pace))
+		return false;
 	if (__atomic_load_n(&P->may_spawn, __ATOMIC_RELAXED))
 		return true;
 	struct timespec now;
@@ -1544,9 +1555,38 @@ static bool refused(struct walk *k, FTSENT *ent)
  * Past that, the worker waits there, holding its subtree, for one that
  * runs to finish its task or wait.  (Nothing waits on a waiting worker: a
  * directory is removed by whichever worker empties it last.) */
+/* A latency target: no more workers walk at once than the pacer allows
+ * (pacer_allowed(): what another request waits behind is all they read
+ * and remove, not only their unlinks); the others wait here, holding
+ * their subtrees, until it allows more. */
+static void pace_fit(struct pool *P)
+{
+	if (LOAD(P->running) <= pacer_allowed(&P->pace))
+		return;
+	pthread_mutex_lock(&P->lock);
+	if (P->running > pacer_allowed(&P->pace)) {
+		ADD(P->running, -1u);
+		pthread_cond_signal(&P->slot);
+		while (P->running >= pacer_allowed(&P->pace) && !ended(P)) {
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 100 * 1000 * 1000;
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
+			pthread_cond_timedwait(&P->slot, &P->lock, &ts);
+		}
+		ADD(P->running, 1);
+	}
+	pthread_mutex_unlock(&P->lock);
+}
+
 static void fit(struct worker *w, dev_t dev)
 {
 	struct pool *P = w->P;
+	if (P->paced)
+		pace_fit(P);
 	if (!(P->o->flags & FASTRM_RMTREE_FIT_WORKERS) || LOAD(P->nworkers) < 2)
 		return;
 	unsigned most = device_workers(&w->dw, dev, P->cpus);

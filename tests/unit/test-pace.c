@@ -16,9 +16,9 @@
  * SLOW_US first) make the rate fall and the workers wait, unlinks well
  * under it leave the removal unpaced; and the device's own latency
  * (a stand-in for its counters, installed by wrapping
- * device_advisor_new) paces the removals in flight when the device is
- * slow (4 workers: one unlink at a time once the third window judged),
- * and never the rate.
+ * device_advisor_new) paces the removals in flight: one at first, and
+ * one at a time while the device is slow, more (one a second) while it is
+ * calm; never the rate.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -49,12 +49,15 @@
 
 static unsigned slow_us;       /* what each unlinkat sleeps first */
 static int64_t t_start;        /* the removal's start (pace_now_ns) */
-static unsigned in_flight, late_most; /* unlinks in flight; the most at
-                                         once among those started 0.75 to
-                                         1 s in (then a stop lets each
-                                         worker finish the one in hand) */
-static volatile sig_atomic_t stop_flag; /* set 1 s in */
+static unsigned in_flight, most, late_most; /* unlinks in flight; the
+                                         most at once before LATE_NS, and
+                                         from then until STOP_NS (then a
+                                         stop lets each worker finish the
+                                         one in hand) */
+static int64_t late_ns, stop_ns;
+static volatile sig_atomic_t stop_flag;
 static bool slow_device;       /* the stand-in's requests take 50 ms */
+static bool calm_device;       /* ...1 ms */
 static unsigned long long looks;
 
 int __real_unlinkat(int dirfd, const char *path, int flags);
@@ -62,12 +65,13 @@ int __wrap_unlinkat(int dirfd, const char *path, int flags);
 int __wrap_unlinkat(int dirfd, const char *path, int flags)
 {
 	unsigned n = __atomic_add_fetch(&in_flight, 1, __ATOMIC_RELAXED);
-	if (t_start && pace_now_ns() - t_start > 1000000000LL)
+	int64_t in = t_start ? pace_now_ns() - t_start : -1;
+	if (in >= stop_ns)
 		__atomic_store_n(&stop_flag, 1, __ATOMIC_RELAXED);
-	int64_t in = t_start ? pace_now_ns() - t_start : 0;
-	if (in > 750000000LL && in < 1000000000LL) {
-		unsigned m = __atomic_load_n(&late_most, __ATOMIC_RELAXED);
-		while (n > m && !__atomic_compare_exchange_n(&late_most, &m, n, false,
+	unsigned *at = in < 0 || in >= stop_ns ? NULL : in < late_ns ? &most : &late_most;
+	if (at) {
+		unsigned m = __atomic_load_n(at, __ATOMIC_RELAXED);
+		while (n > m && !__atomic_compare_exchange_n(at, &m, n, false,
 		                                             __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 			;
 	}
@@ -85,7 +89,7 @@ static bool counters(void *ctx, struct device_counters *c)
 	/* 10 requests between two looks, 50 ms each (a busy disk) */
 	memset(c, 0, sizeof *c);
 	c->requests = 10 * n;
-	c->wait_ms = 500 * n;
+	c->wait_ms = (calm_device ? 10 : 500) * n;
 	return true;
 }
 
@@ -99,7 +103,7 @@ struct device_advisor *__wrap_device_advisor_new(enum device_advise what);
 struct device_advisor *__wrap_device_advisor_new(enum device_advise what)
 {
 	struct device_advisor *a = __real_device_advisor_new(what);
-	if (slow_device && what == DEVICE_ADVISE_ALL)
+	if ((slow_device || calm_device) && what == DEVICE_ADVISE_ALL)
 		device_advisor_stand_in(a, &device);
 	return a;
 }
@@ -257,15 +261,15 @@ static void test_target_slow_device(void **state)
 	assert_int_equal(st.paced_ms, 0);
 }
 
-static void test_target_fewer_in_flight(void **state)
+/* 4 workers, unlinks of 2 ms, a target of 10 ms, stopped at @stop s; the
+ * most unlinks in flight at once before @late s and after. */
+static void in_flight_run(double late, double stop, struct fastrm_rmtree_stats *st)
 {
-	(void)state;
 	unsigned long long rate = ~0ull;
 	struct fastrm_rmtree_opts o = { .size = sizeof o, .workers = 4,
 	                                .latency_target_us = 10000, .pace_rate = &rate,
 	                                .flags = FASTRM_RMTREE_SHARE_ALL,
 	                                .stop = &stop_flag };
-	struct fastrm_rmtree_stats st;
 	char *top = fx_mkdtemp();
 	char path[4096];
 	snprintf(path, sizeof path, "%s/t", top);
@@ -273,7 +277,7 @@ static void test_target_fewer_in_flight(void **state)
 	for (int d = 0; d < 8; d++) {
 		snprintf(path, sizeof path, "%s/t/d%d", top, d);
 		assert_int_equal(mkdir(path, 0700), 0);
-		for (int f = 0; f < 200; f++) {
+		for (int f = 0; f < 800; f++) {
 			snprintf(path, sizeof path, "%s/t/d%d/f%d", top, d, f);
 			int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
 			assert_true(fd >= 0);
@@ -282,22 +286,45 @@ static void test_target_fewer_in_flight(void **state)
 	}
 	snprintf(path, sizeof path, "%s/t", top);
 	char *paths[] = { path, NULL };
-	/* the device's requests 50 ms, a target of 10: from 4 removals in
-	 * flight to 2 at the second window, 1 at the third (0.6 s); then the
-	 * rate; stopped 1 s in */
-	slow_device = true;
 	slow_us = 2000;
-	late_most = 0;
+	most = late_most = 0;
 	stop_flag = 0;
+	late_ns = (int64_t)(late * 1e9);
+	stop_ns = (int64_t)(stop * 1e9);
 	t_start = pace_now_ns();
-	assert_int_equal(fastrm_rmtree(paths, &o, &st), -EINTR);
+	assert_int_equal(fastrm_rmtree(paths, &o, st), -EINTR);
 	t_start = 0;
 	slow_us = 0;
-	slow_device = false;
-	assert_true(st.workers > 1);
-	assert_int_equal(late_most, 1);
-	assert_true(st.paced_ms > 0);
+	assert_int_equal(rate, 0); /* a device: never the rate */
 	fx_cleanup(top);
+}
+
+static void test_target_slow_device_one_in_flight(void **state)
+{
+	(void)state;
+	struct fastrm_rmtree_stats st;
+	/* the device's requests 50 ms: one removal in flight, from the start */
+	slow_device = true;
+	in_flight_run(0.5, 1.0, &st);
+	slow_device = false;
+	assert_int_equal(most, 1);
+	assert_int_equal(late_most, 1);
+	assert_int_equal(st.workers, 1);
+}
+
+static void test_target_calm_device_more(void **state)
+{
+	(void)state;
+	struct fastrm_rmtree_stats st;
+	/* the device's requests 1 ms: one more in flight each second that
+	 * stays well under the target (the first judged at 0.4 s at the
+	 * earliest, the fifth at 1.2 s): one before 1.1 s, then 2 at least */
+	calm_device = true;
+	in_flight_run(1.1, 2.5, &st);
+	calm_device = false;
+	assert_int_equal(most, 1);
+	assert_true(late_most >= 2);
+	assert_true(st.workers >= 2);
 }
 
 static void test_invalid(void **state)
@@ -318,7 +345,8 @@ int main(void)
 		cmocka_unit_test(test_target_slow_unlinks),
 		cmocka_unit_test(test_target_met),
 		cmocka_unit_test(test_target_slow_device),
-		cmocka_unit_test(test_target_fewer_in_flight),
+		cmocka_unit_test(test_target_slow_device_one_in_flight),
+		cmocka_unit_test(test_target_calm_device_more),
 		cmocka_unit_test(test_invalid),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
