@@ -72,6 +72,25 @@ static int make_dirs(char *path)
 	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
 }
 
+/* A user without a home of its own (uid 65534's is /nonexistent):
+ * /var/tmp/frm-UID, made 0700, and taken only if it is a directory (not a
+ * symlink) of this user that no one else may enter, as tmux does with its
+ * socket directory. */
+static int user_tmp_dir(char *buf, size_t size)
+{
+	int n = snprintf(buf, size, "/var/tmp/frm-%ju", (uintmax_t)geteuid());
+	if (n < 0 || (size_t)n >= size)
+		return -ENAMETOOLONG;
+	if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+		return -errno;
+	struct stat st;
+	if (lstat(buf, &st) != 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077))
+		return -EACCES;
+	return 0;
+}
+
 FASTRM_EXPORT int fastrm_state_dir(char *buf, size_t size)
 {
 	const char *env = getenv("FASTRM_STATE_DIR");
@@ -87,10 +106,16 @@ FASTRM_EXPORT int fastrm_state_dir(char *buf, size_t size)
 	else if (home && home[0] == '/')
 		n = snprintf(buf, size, "%s/.local/state/frm", home);
 	else
-		return -ENOENT;
+		return user_tmp_dir(buf, size);
 	if (n < 0 || (size_t)n >= size)
 		return -ENAMETOOLONG;
-	return make_dirs(buf);
+	int rc = make_dirs(buf);
+	/* a home that is not there or not writable: the user's own in
+	 * /var/tmp (but never in place of one named by the environment) */
+	if (rc < 0 && !(env && *env) && geteuid() != 0 &&
+	    (rc == -EACCES || rc == -ENOENT || rc == -EROFS || rc == -EPERM))
+		return user_tmp_dir(buf, size);
+	return rc;
 }
 
 /* ---------------------------------------------------------- records */

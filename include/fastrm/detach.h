@@ -38,8 +38,11 @@ extern "C" {
 
 /** The state directory (made, mode 0700, with its parents, if missing):
  *  $FASTRM_STATE_DIR if set; for root /var/lib/frm; for others
- *  $XDG_STATE_HOME/frm, or ~/.local/state/frm.  Writes it to @buf.
- *  Returns 0, -ENAMETOOLONG, or the errno of making it. */
+ *  $XDG_STATE_HOME/frm, or ~/.local/state/frm, and where that cannot be
+ *  made (no home: uid 65534's is /nonexistent) /var/tmp/frm-UID, taken
+ *  only if it is a directory of this user, mode 0700, not a symlink.
+ *  Writes it to @buf.  Returns 0, -ENAMETOOLONG, or the errno of making
+ *  it. */
 int fastrm_state_dir(char *buf, size_t size);
 
 /** Detach @path (relative to @dirfd), a directory: write a record in

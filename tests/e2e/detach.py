@@ -17,6 +17,8 @@ own (FASTRM_STATE_DIR):
   --finish leaves that directory and exits 1;
 - what cannot be renamed (a mount point, as root; a parent the user may
   not write, as uid 65534) is removed in place, and frm says so;
+- as uid 65534, detach and finish work in its own state directory, and
+  another user's (mode 0700) cannot be listed;
 - -i, --dry-run with --detach, and --list without --finish, are refused.
 
 usage: detach.py FRM
@@ -81,8 +83,7 @@ def finisher_pid(out):
 
 
 def test_detach_and_finisher(top):
-    state = os.path.join(top, "state")
-    os.mkdir(state)
+    state = os.path.join(top, "state")  # made by frm, mode 0700
     os.mkdir(os.path.join(top, "outside"))
     sentinel = os.path.join(top, "outside", "keep")
     open(sentinel, "w").close()
@@ -227,6 +228,39 @@ def test_in_place(top):
         print("SKIP (part): mount point and uid %d cases need root" % NOBODY)
 
 
+def test_plain_user(top):
+    """As uid 65534: detach and finish work; another user's state
+    directory (mode 0700) cannot be listed or finished."""
+    if os.geteuid() != 0:
+        print("SKIP (part): another uid needs root")
+        return
+    mine = os.path.join(top, "nobody-state")
+    os.mkdir(mine)
+    os.chown(mine, NOBODY, NOBODY)
+    os.chmod(mine, 0o700)
+    os.chmod(top, 0o777)
+    home = os.path.join(top, "nb")
+    os.mkdir(home)
+    t = os.path.join(home, "nt")
+    make_tree(t, 2, 10)
+    for dirpath, dirs, files in os.walk(home):
+        for n in [dirpath] + [os.path.join(dirpath, f) for f in dirs + files]:
+            os.chown(n, NOBODY, NOBODY)
+    r = run(["-r", "--detach", "--max-rate=20", t], mine, preexec_fn=as_nobody)
+    check(r.returncode == 0 and not os.path.lexists(t),
+          "uid %d detaches: %d %s" % (NOBODY, r.returncode, r.stderr))
+    # root's records (another user's, to uid 65534): not to be seen
+    theirs = os.path.join(top, "state")
+    check(os.stat(theirs).st_mode & 0o777 == 0o700, "frm made its state directory 0700")
+    lst = run(["--finish", "--list"], theirs, preexec_fn=as_nobody)
+    check(lst.returncode == 1 and "Permission denied" in lst.stderr,
+          "another user's state directory is refused: %d %s" % (lst.returncode, lst.stderr))
+    fin = run(["--finish"], mine, preexec_fn=as_nobody)
+    check(fin.returncode == 0, "uid %d finishes: %s" % (NOBODY, fin.stderr))
+    check(wait_for(lambda: not records(mine) and not hidden_names(home), 60),
+          "uid %d's tree is removed, its record dropped" % NOBODY)
+
+
 def test_refused(top):
     state = os.path.join(top, "state5")
     os.mkdir(state)
@@ -248,6 +282,7 @@ def main():
         test_killed_finisher(top)
         test_replaced(top)
         test_in_place(top)
+        test_plain_user(top)
         test_refused(top)
     print("%d passed, %d failed" % (passed, failed))
     sys.exit(1 if failed else 0)
