@@ -10,9 +10,11 @@ own (FASTRM_STATE_DIR):
 - the finisher runs in a session of its own (not frm's, not leading it:
   it cannot get a terminal back), at nice 19, in the idle I/O class, with
   SIGHUP ignored, and is not frm's child;
-- a finisher killed with SIGKILL half way (kept slow with --max-rate)
-  leaves its record: --finish --list shows it pending, with what was
-  removed so far; frm --finish removes the rest, exit 0, no record left;
+- a finisher killed with SIGKILL at about 30 % (kept slow with
+  --max-rate) leaves its record: --finish --list shows it pending, with
+  what was removed so far; frm --finish removes the rest, exit 0, no
+  record left, and (as root, on a tmpfs of the test's own) the file
+  system's used inodes are back where they were before the tree;
 - a record whose hidden name now holds another directory is not touched:
   --finish leaves that directory and exits 1;
 - what cannot be renamed (a mount point, as root; a parent the user may
@@ -132,10 +134,30 @@ def test_detach_and_finisher(top):
           % os.listdir(state))
 
 
+def used_inodes(path):
+    st = os.statvfs(path)
+    return st.f_files - st.f_ffree
+
+
 def test_killed_finisher(top):
     state = os.path.join(top, "state2")
     os.mkdir(state)
-    t = os.path.join(top, "k")
+    # a tmpfs of the test's own (root), so that its used inodes are the
+    # tree's alone; else the test's directory
+    place = os.path.join(top, "kmnt")
+    os.mkdir(place)
+    mounted = os.geteuid() == 0 and subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64m", "none", place]).returncode == 0
+    try:
+        killed_finisher(top, place, state, mounted)
+    finally:
+        if mounted:
+            subprocess.run(["umount", place])
+
+
+def killed_finisher(top, place, state, mounted):
+    before = used_inodes(place)
+    t = os.path.join(place, "k")
     make_tree(t, 4, 100)
     r = run(["-rv", "--detach", "--max-rate=100", t], state)
     check(r.returncode == 0, "detach: %s" % r.stderr)
@@ -143,7 +165,12 @@ def test_killed_finisher(top):
     if pid is None:
         check(False, "no finisher pid")
         return
-    time.sleep(1.5)  # past its first progress write
+    # killed at about 30 %: its progress (written once a second) says 120
+    # of the 405 entries are gone
+    def far():
+        lst = run(["--finish", "--list"], state).stdout.split()
+        return len(lst) > 2 and lst[2].isdigit() and int(lst[2]) >= 120
+    wait_for(far, 30)
     os.kill(pid, signal.SIGKILL)
     wait_for(lambda: not os.path.exists("/proc/%d" % pid) or
              open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[0] == "Z", 10)
@@ -156,10 +183,14 @@ def test_killed_finisher(top):
     except (IndexError, ValueError):
         removed = -1
     check(0 < removed < 405, "--list says how far it got: %d" % removed)
+    check(removed < 300, "killed before its end: %d removed" % removed)
     fin = run(["--finish", "--stats"], state)
     check(fin.returncode == 0, "--finish: exit %d: %s" % (fin.returncode, fin.stderr))
-    check(not hidden_names(top), "--finish removed the rest")
+    check(not hidden_names(place), "--finish removed the rest")
     check(records(state) == [], "--finish dropped the record")
+    if mounted:
+        check(used_inodes(place) == before, "the file system's used inodes back where "
+              "they were: %d, %d" % (used_inodes(place), before))
 
 
 def test_replaced(top):
