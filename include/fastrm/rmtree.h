@@ -220,14 +220,16 @@ struct fastrm_rmtree_opts {
 	 *  paced, nor is a dry run. */
 	double max_rate;
 	/** The latency to keep the removal's device near, in microseconds (0:
-	 *  none): every 200 ms the rate allowed is judged again from the mean
-	 *  latency of the requests the device completed meanwhile (any
-	 *  process's: what the others wait; the block device's counters), or
-	 *  where there are none (tmpfs, a network file system) of the
-	 *  removal's own unlinks.  Above the target it backs off at once, in
-	 *  proportion to how far above (to half at most, to 10 removals a
-	 *  second at least); below 0.8 of it, it creeps up by a twentieth;
-	 *  never above @max_rate. */
+	 *  none): every 200 ms it is judged from the mean latency of the
+	 *  requests the device completed meanwhile (any process's: what the
+	 *  others wait; the block device's counters).  The removal starts
+	 *  with one worker and one removal in flight, allows one more each
+	 *  second below 0.8 of the target (up to @workers) and halves them
+	 *  above it.  Where there is no block device (tmpfs, a network file
+	 *  system) the removal's own unlinks' time stands in, and with one in
+	 *  flight and still above the target the rate falls too (in
+	 *  proportion, to half at most, to 10 a second at least), and creeps
+	 *  up by a twentieth below 0.8 of it; never above @max_rate. */
 	unsigned long long latency_target_us;
 	/** Where the library keeps the rate it allows now (removals per
 	 *  second, 0: unpaced), for a progress line to show; read it with an

@@ -958,9 +958,11 @@ static void print_stats(void)
 	if (leaves_read_ahead)
 		fprintf(stderr, ", read %ju lea%s of btrfs's tree ahead", leaves_read_ahead,
 		        leaves_read_ahead == 1 ? "f" : "ves");
-	if (paced_ms || paced_rate)
-		fprintf(stderr, ", paced: workers waited %.1f s in all, %llu/s allowed at the end",
-		        (double)paced_ms / 1000.0, paced_rate);
+	if (paced_ms || paced_rate) {
+		fprintf(stderr, ", paced: workers waited %.1f s in all", (double)paced_ms / 1000.0);
+		if (paced_rate)
+			fprintf(stderr, ", %llu/s allowed at the end", paced_rate);
+	}
 	fputc('\n', stderr);
 }
 
