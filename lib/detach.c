@@ -266,6 +266,31 @@ static bool id_valid(const char *id)
 	return true;
 }
 
+/* The state directory open as @sdfd, to read its names (a stream of its
+ * own: @sdfd stays open).  NULL with errno. */
+static DIR *records_open(int sdfd)
+{
+	int dfd = dup(sdfd);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (!d && dfd >= 0) {
+		int e = errno;
+		close(dfd);
+		errno = e;
+	}
+	return d;
+}
+
+/* Whether @name is a record's ("ID.rec"); its id into @id. */
+static bool record_id(const char *name, char id[FASTRM_DETACH_ID_SIZE])
+{
+	size_t n = strlen(name);
+	if (n != FASTRM_DETACH_ID_SIZE - 1 + 4 || strcmp(name + n - 4, ".rec") != 0)
+		return false;
+	memcpy(id, name, FASTRM_DETACH_ID_SIZE - 1);
+	id[FASTRM_DETACH_ID_SIZE - 1] = '\0';
+	return id_valid(id);
+}
+
 /* The absolute path of the directory open as @fd. */
 static char *fd_path(int fd)
 {
@@ -663,12 +688,9 @@ FASTRM_EXPORT int fastrm_finish(const char *state_dir, const char *id,
 		close(sdfd);
 		return rc;
 	}
-	int dfd = dup(sdfd);
-	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	DIR *d = records_open(sdfd);
 	if (!d) {
 		int e = errno;
-		if (dfd >= 0)
-			close(dfd);
 		close(sdfd);
 		return -e;
 	}
@@ -676,13 +698,8 @@ FASTRM_EXPORT int fastrm_finish(const char *state_dir, const char *id,
 	int rc = 0;
 	struct dirent *de;
 	while ((de = readdir(d)) != NULL) {
-		size_t n = strlen(de->d_name);
-		if (n != FASTRM_DETACH_ID_SIZE - 1 + 4 || strcmp(de->d_name + n - 4, ".rec"))
-			continue;
 		char one[FASTRM_DETACH_ID_SIZE];
-		memcpy(one, de->d_name, FASTRM_DETACH_ID_SIZE - 1);
-		one[FASTRM_DETACH_ID_SIZE - 1] = '\0';
-		if (!id_valid(one))
+		if (!record_id(de->d_name, one))
 			continue;
 		int r = finish_one(sdfd, one, opts, stats);
 		if (r == -EBUSY)
@@ -712,25 +729,17 @@ FASTRM_EXPORT int fastrm_pending(const char *state_dir,
 	int sdfd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (sdfd < 0)
 		return -errno;
-	int dfd = dup(sdfd);
-	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	DIR *d = records_open(sdfd);
 	if (!d) {
 		int e = errno;
-		if (dfd >= 0)
-			close(dfd);
 		close(sdfd);
 		return -e;
 	}
 	int rc = 0;
 	struct dirent *de;
 	while (rc == 0 && (de = readdir(d)) != NULL) {
-		size_t n = strlen(de->d_name);
-		if (n != FASTRM_DETACH_ID_SIZE - 1 + 4 || strcmp(de->d_name + n - 4, ".rec"))
-			continue;
 		char id[FASTRM_DETACH_ID_SIZE], prog[64];
-		memcpy(id, de->d_name, FASTRM_DETACH_ID_SIZE - 1);
-		id[FASTRM_DETACH_ID_SIZE - 1] = '\0';
-		if (!id_valid(id))
+		if (!record_id(de->d_name, id))
 			continue;
 		int rfd = openat(sdfd, de->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 		struct record r;

@@ -1555,19 +1555,25 @@ static bool refused(struct walk *k, FTSENT *ent)
  * Past that, the worker waits there, holding its subtree, for one that
  * runs to finish its task or wait.  (Nothing waits on a waiting worker: a
  * directory is removed by whichever worker empties it last.) */
-/* A latency target: no more workers walk at once than the pacer allows
- * (pacer_allowed(): what another request waits behind is all they read
- * and remove, not only their unlinks); the others wait here, holding
- * their subtrees, until it allows more. */
-static void pace_fit(struct pool *P)
+/* How many workers may run at once: @most, and no more than a latency
+ * target allows (pacer_allowed(): what another request waits behind is
+ * all they read and remove, not only their unlinks). */
+static unsigned running_limit(struct pool *P, unsigned most)
 {
-	if (LOAD(P->running) <= pacer_allowed(&P->pace))
-		return;
+	unsigned allowed = P->paced ? pacer_allowed(&P->pace) : ~0u;
+	return allowed < most ? allowed : most;
+}
+
+/* While more run than running_limit(@most): wait here, holding the
+ * subtree, for a turn (looked at again at least every 100 ms: the pacer's
+ * allowance changes without a signal, and a stop is a flag). */
+static void hold_running(struct pool *P, unsigned most)
+{
 	pthread_mutex_lock(&P->lock);
-	if (P->running > pacer_allowed(&P->pace)) {
+	if (P->running > running_limit(P, most)) {
 		ADD(P->running, -1u);
 		pthread_cond_signal(&P->slot);
-		while (P->running >= pacer_allowed(&P->pace) && !ended(P)) {
+		while (P->running >= running_limit(P, most) && !ended(P)) {
 			struct timespec ts;
 			clock_gettime(CLOCK_REALTIME, &ts);
 			ts.tv_nsec += 100 * 1000 * 1000;
@@ -1585,8 +1591,8 @@ static void pace_fit(struct pool *P)
 static void fit(struct worker *w, dev_t dev)
 {
 	struct pool *P = w->P;
-	if (P->paced)
-		pace_fit(P);
+	if (P->paced && LOAD(P->running) > running_limit(P, ~0u))
+		hold_running(P, ~0u);
 	if (!(P->o->flags & FASTRM_RMTREE_FIT_WORKERS) || LOAD(P->nworkers) < 2)
 		return;
 	unsigned most = device_workers(&w->dw, dev, P->cpus);
@@ -1604,26 +1610,8 @@ static void fit(struct worker *w, dev_t dev)
 			STORE(P->fitted, most);
 		pthread_mutex_unlock(&P->lock);
 	}
-	if (LOAD(P->running) <= most)
-		return;
-	pthread_mutex_lock(&P->lock);
-	if (P->running > most) {
-		ADD(P->running, -1u);
-		pthread_cond_signal(&P->slot);
-		while (P->running >= most && !ended(P)) {
-			/* a stop is a flag set by a signal handler: look again */
-			struct timespec ts;
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += 100 * 1000 * 1000;
-			if (ts.tv_nsec >= 1000000000L) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000L;
-			}
-			pthread_cond_timedwait(&P->slot, &P->lock, &ts);
-		}
-		ADD(P->running, 1);
-	}
-	pthread_mutex_unlock(&P->lock);
+	if (LOAD(P->running) > most)
+		hold_running(P, most);
 }
 
 /* Whether the directory a walk is about to read is read with its files

@@ -1073,6 +1073,25 @@ static int interactive_arg(const char *arg)
 	exit(EXIT_FAILURE);
 }
 
+/* Options that frm refuses: says why (@fmt, as printf), how to get help,
+ * and gives the exit status. */
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	verror(0, fmt, ap);
+	va_end(ap);
+	try_help();
+	return EXIT_FAILURE;
+}
+
+/* An option's argument that frm refuses (@fmt names it with one %s). */
+static int invalid_arg(const char *fmt, const char *arg)
+{
+	return usage_error(fmt, quote_always(0, arg));
+}
+
 /* "64M", "512K", "1G", "100000" (bytes); K, M, G, T are powers of 1024 and
  * may be followed by "iB" or "B". */
 static int parse_size(const char *s, size_t *out)
@@ -1309,36 +1328,24 @@ static int parse_options(int argc, char **argv, struct rm_options *x,
 				return bad_order(optarg);
 			break;
 		case OPT_MEMORY:
-			if (parse_size(optarg, &x->memory) < 0) {
-				error_msg(0, "invalid memory size %s (at least 64K; K, M, G, T: powers of 1024)",
-				          quote_always(0, optarg));
-				try_help();
-				return EXIT_FAILURE;
-			}
+			if (parse_size(optarg, &x->memory) < 0)
+				return invalid_arg("invalid memory size %s (at least 64K; "
+				                   "K, M, G, T: powers of 1024)", optarg);
 			break;
 		case OPT_JOBS:
-			if (parse_jobs(optarg, &x->jobs, &x->jobs_auto) < 0) {
-				error_msg(0, "invalid number of jobs %s (1 to " STR(JOBS_MAX) ", or auto)",
-				          quote_always(0, optarg));
-				try_help();
-				return EXIT_FAILURE;
-			}
+			if (parse_jobs(optarg, &x->jobs, &x->jobs_auto) < 0)
+				return invalid_arg("invalid number of jobs %s (1 to " STR(JOBS_MAX)
+				                   ", or auto)", optarg);
 			break;
 		case OPT_MAX_RATE:
-			if (parse_rate(optarg, &x->max_rate) < 0) {
-				error_msg(0, "invalid rate %s (entries a second, e.g. 500 or 2k)",
-				          quote_always(0, optarg));
-				try_help();
-				return EXIT_FAILURE;
-			}
+			if (parse_rate(optarg, &x->max_rate) < 0)
+				return invalid_arg("invalid rate %s (entries a second, "
+				                   "e.g. 500 or 2k)", optarg);
 			break;
 		case OPT_LATENCY_TARGET:
-			if (parse_duration_us(optarg, &x->latency_target_us) < 0) {
-				error_msg(0, "invalid latency %s (e.g. 50ms: us, ms or s, 100us to 3600s)",
-				          quote_always(0, optarg));
-				try_help();
-				return EXIT_FAILURE;
-			}
+			if (parse_duration_us(optarg, &x->latency_target_us) < 0)
+				return invalid_arg("invalid latency %s (e.g. 50ms: us, ms "
+				                   "or s, 100us to 3600s)", optarg);
 			break;
 		case OPT_DETACH:
 			x->detach = true;
@@ -1396,33 +1403,20 @@ static int parse_options(int argc, char **argv, struct rm_options *x,
 		}
 	}
 
-	if (x->manifest && strcmp(x->manifest, "-") == 0 && x->verbose) {
-		error_msg(0, "--manifest=- and -v both write to standard output");
-		try_help();
-		return EXIT_FAILURE;
-	}
-	if (x->detach && (x->dry_run || x->interactive == RMI_ALWAYS || x->finish)) {
-		error_msg(0, "--detach cannot be given with %s: the finisher removes without asking",
-		          x->finish ? "--finish" : x->dry_run ? "--dry-run" : "-i");
-		try_help();
-		return EXIT_FAILURE;
-	}
-	if (x->list && !x->finish) {
-		error_msg(0, "--list goes with --finish");
-		try_help();
-		return EXIT_FAILURE;
-	}
-	if (x->finish && (x->dry_run || x->interactive == RMI_ALWAYS || x->exclude)) {
-		error_msg(0, "--finish removes what was detached, all of it: no %s",
-		          x->dry_run ? "--dry-run" : x->exclude ? "--exclude" : "-i");
-		try_help();
-		return EXIT_FAILURE;
-	}
-	if (x->null && !x->dry_run) {
-		error_msg(0, "--null lists what --dry-run would remove: use --manifest-format=nul for a manifest");
-		try_help();
-		return EXIT_FAILURE;
-	}
+	if (x->manifest && strcmp(x->manifest, "-") == 0 && x->verbose)
+		return usage_error("--manifest=- and -v both write to standard output");
+	if (x->detach && (x->dry_run || x->interactive == RMI_ALWAYS || x->finish))
+		return usage_error("--detach cannot be given with %s: the finisher removes "
+		                   "without asking",
+		                   x->finish ? "--finish" : x->dry_run ? "--dry-run" : "-i");
+	if (x->list && !x->finish)
+		return usage_error("--list goes with --finish");
+	if (x->finish && (x->dry_run || x->interactive == RMI_ALWAYS || x->exclude))
+		return usage_error("--finish removes what was detached, all of it: no %s",
+		                   x->dry_run ? "--dry-run" : x->exclude ? "--exclude" : "-i");
+	if (x->null && !x->dry_run)
+		return usage_error("--null lists what --dry-run would remove: use "
+		                   "--manifest-format=nul for a manifest");
 	return -1;
 }
 
