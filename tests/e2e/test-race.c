@@ -5,7 +5,9 @@
  * symlinks to a directory outside the tree (which holds sentinel files),
  * and swaps directories with files.  After every round, every sentinel
  * outside the tree must still exist.  Rounds run for each ordering policy,
- * and for a remover on libfastrm's fts in its default (chdir) mode.
+ * for a remover on libfastrm's fts in its default (chdir) mode, and for
+ * frm --finish of a detached tree (fastrm_detach() here, "tree" made a
+ * symlink to its hidden name so that the attacker works in it).
  *
  * usage: test-race FRM [ROUNDS_PER_POLICY]
  */
@@ -13,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fastrm/detach.h>
 #include <fastrm/fts.h>
 
 #include "fixture.h"
@@ -162,6 +166,8 @@ int main(int argc, char **argv)
 		{ "--order=auto", NULL },            { "--order=inode", "--jobs=16" },
 		/* not frm: libfastrm's fts in its default (chdir) mode */
 		{ "fts-default-mode", NULL },
+		/* a detached tree, removed by frm --finish */
+		{ "--finish", NULL },
 	};
 	char *dir = fx_mkdtemp();
 	int top = open(dir, O_RDONLY | O_DIRECTORY);
@@ -179,6 +185,9 @@ int main(int argc, char **argv)
 	}
 	close(os);
 	close(o);
+	char state[4200];
+	snprintf(state, sizeof state, "%s/state", dir);
+	mkdirat(top, "state", 0700);
 
 	int failed = 0, passed = 0;
 	for (size_t k = 0; k < sizeof orders / sizeof orders[0]; k++) {
@@ -186,8 +195,20 @@ int main(int argc, char **argv)
 		char order[64];
 		snprintf(order, sizeof order, "%s%s%s", orders[k][0],
 		         orders[k][1] ? " " : "", orders[k][1] ? orders[k][1] : "");
+		bool finish = strcmp(orders[k][0], "--finish") == 0;
+		char hidden[64] = "";
 		for (int r = 0; r < rounds && !bad; r++) {
 			make_tree(top);
+			if (finish) {
+				char id[FASTRM_DETACH_ID_SIZE];
+				if (fastrm_detach(top, "tree", state, 0, id) != 0) {
+					fprintf(stderr, "round %d: detach failed\n", r);
+					return 1;
+				}
+				snprintf(hidden, sizeof hidden, "%s%s", FASTRM_DETACH_PREFIX, id);
+				if (symlinkat(hidden, top, "tree") != 0)
+					return 1;
+			}
 			pid_t att = fork();
 			if (att == 0)
 				attacker(top, outside, (unsigned)(r * 7919 + (int)k));
@@ -204,6 +225,11 @@ int main(int argc, char **argv)
 					execlp("sh", "sh", "-c", naive, (char *)NULL);
 				if (strcmp(orders[k][0], "fts-default-mode") == 0)
 					_exit(default_mode_remover());
+				if (finish) {
+					setenv("FASTRM_STATE_DIR", state, 1);
+					execl(frm, "frm", "--finish", (char *)NULL);
+					_exit(127);
+				}
 				char *args[7], **a = args;
 				*a++ = "frm";
 				*a++ = "-rf";
@@ -231,10 +257,16 @@ int main(int argc, char **argv)
 				        order, r);
 				bad = 1;
 			}
-			/* Clear what is left (GNU rm never follows symlinks). */
+			/* Clear what is left (GNU rm never follows symlinks);
+			 * a detached tree's record too */
 			if (fchdir(top) == 0) {
-				char *rm_argv[] = { "rm", "-rf", "--", "tree", NULL };
+				char *rm_argv[] = { "rm", "-rf", "--", "tree", hidden, NULL };
+				if (!finish)
+					rm_argv[4] = NULL;
 				fx_run(rm_argv);
+				char *st_argv[] = { "sh", "-c", "rm -f -- state/*", NULL };
+				if (finish)
+					fx_run(st_argv);
 			}
 			if (!sentinels_intact(top)) {
 				fprintf(stderr, "test cleanup removed a sentinel?\n");
