@@ -72,7 +72,8 @@ double pace_next_rate(double rate, double made, double latency_ms,
 }
 
 bool pacer_init(struct pacer *p, double max_rate, unsigned long long target_us,
-                unsigned workers, unsigned long long *out)
+                unsigned workers, unsigned long long *out,
+                unsigned long long *out_in_flight)
 {
 	if (!(max_rate > 0) && !target_us)
 		return false;
@@ -88,8 +89,11 @@ bool pacer_init(struct pacer *p, double max_rate, unsigned long long target_us,
 	pthread_cond_init(&p->turn, NULL);
 	p->rate = p->ceiling;
 	p->tick_ns = p->next_ns = pace_now_ns();
+	p->out_in_flight = target_us ? out_in_flight : NULL;
 	if (out)
 		STORE(*out, (unsigned long long)p->rate);
+	if (out_in_flight)
+		STORE(*out_in_flight, target_us ? p->allowed : 0);
 	return true;
 }
 
@@ -155,6 +159,8 @@ static void judge(struct pacer *p, struct device_advisor *a, dev_t dev, int64_t 
 	__atomic_store(&p->rate, &rate, __ATOMIC_RELAXED);
 	if (p->out)
 		STORE(*p->out, (unsigned long long)rate);
+	if (p->out_in_flight)
+		STORE(*p->out_in_flight, allowed);
 	STORE(p->ops, 0);
 	STORE(p->op_ns, 0);
 	STORE(p->tick_ns, now);

@@ -44,13 +44,15 @@ struct pacer {
 	unsigned calm;           /* windows well below the target in a row */
 	pthread_cond_t turn;     /* inside fell below allowed */
 	unsigned long long *out; /* the rate allowed now, for the caller */
+	unsigned long long *out_in_flight; /* ...and the removals in flight */
 };
 
 /* A pacer for @max_rate (0: none) and @target_us (0: none), for a pool of
  * @workers; false when neither is asked (the removal is not paced;
  * nothing else is needed). */
 bool pacer_init(struct pacer *p, double max_rate, unsigned long long target_us,
-                unsigned workers, unsigned long long *out);
+                unsigned workers, unsigned long long *out,
+                unsigned long long *out_in_flight);
 void pacer_fini(struct pacer *p);
 
 /* Before a removal on @dev: wait for a turn among those in flight (with a

@@ -1889,7 +1889,7 @@ FASTRM_EXPORT int fastrm_rmtreeat(int dirfd, char *const *paths,
 	P.max_tasks = MAX_TASKS_PER_WORKER * P.nworkers;
 	P.max_bases = MAX_BASES_PER_WORKER * P.nworkers;
 	P.paced = !P.dry && pacer_init(&P.pace, opts->max_rate, opts->latency_target_us,
-	                               P.nworkers, opts->pace_rate);
+	                               P.nworkers, opts->pace_rate, opts->pace_in_flight);
 
 	/* The paths given become tasks, relative to @dirfd, group after
 	 * group (feed()). */

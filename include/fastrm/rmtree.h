@@ -235,6 +235,10 @@ struct fastrm_rmtree_opts {
 	 *  second, 0: unpaced), for a progress line to show; read it with an
 	 *  atomic load.  NULL: not kept. */
 	unsigned long long *pace_rate;
+	/** Where the library keeps how many removals a latency target allows
+	 *  in flight now (0: no target), for a progress line; read it with an
+	 *  atomic load.  NULL: not kept. */
+	unsigned long long *pace_in_flight;
 	/* A later release adds its fields here, and takes a smaller @size
 	 * as a caller that did not know them. */
 };

@@ -137,7 +137,7 @@ OFF(struct fastrm_rmtree_entry, name, 16);
 OFF(struct fastrm_rmtree_entry, st, 24);
 OFF(struct fastrm_rmtree_entry, level, 32);
 OFF(struct fastrm_rmtree_entry, is_dir, 36);
-SIZE(struct fastrm_rmtree_opts, 144); /* 112 until 0.6, 120 until 0.8: still taken */
+SIZE(struct fastrm_rmtree_opts, 152); /* 112 until 0.6, 120 until 0.8: still taken */
 OFF(struct fastrm_rmtree_opts, size, 0);
 OFF(struct fastrm_rmtree_opts, workers, 8);
 OFF(struct fastrm_rmtree_opts, order, 16);
@@ -156,6 +156,7 @@ OFF(struct fastrm_rmtree_opts, estimate, 112); /* 0.7: new */
 OFF(struct fastrm_rmtree_opts, max_rate, 120); /* 0.9: new */
 OFF(struct fastrm_rmtree_opts, latency_target_us, 128); /* 0.9: new */
 OFF(struct fastrm_rmtree_opts, pace_rate, 136); /* 0.9: new */
+OFF(struct fastrm_rmtree_opts, pace_in_flight, 144); /* 0.9: new */
 SIZE(struct fastrm_rmtree_stats, 64);
 OFF(struct fastrm_rmtree_stats, workers, 0);
 OFF(struct fastrm_rmtree_stats, workers_fitted, 4);

@@ -636,8 +636,9 @@ static unsigned workers_ran = 1, workers_fitted;
 static const char *workers_why;
 static uintmax_t read_ahead_requests, read_ahead_bytes, index_lookups,
                  inodes_read_ahead, leaves_read_ahead, paced_ms;
-/* --max-rate, --latency-target: the rate allowed at the end */
-static unsigned long long paced_rate;
+/* --max-rate, --latency-target: the rate allowed at the end, and the
+ * removals in flight */
+static unsigned long long paced_rate, paced_in_flight;
 
 /* The removal's rules (what is removed, retried, kept, reported) are the
  * library's; what follows is rm's side of them: its refusals, its prompts,
@@ -883,10 +884,11 @@ static enum rm_status rm(char *const *files, const struct rm_options *x,
 	o.manifest = manifest;
 	o.max_rate = x->max_rate;
 	o.latency_target_us = x->latency_target_us;
-	static unsigned long long pace_rate;
+	static unsigned long long pace_rate, pace_in_flight;
 	o.pace_rate = &pace_rate;
+	o.pace_in_flight = &pace_in_flight;
 	if (x->progress)
-		progress_pace(&pace_rate);
+		progress_pace(&pace_rate, &pace_in_flight);
 	/* --progress: the library's estimate of the entries in all */
 	static unsigned long long estimate;
 	if (x->progress) {
@@ -915,6 +917,7 @@ static enum rm_status rm(char *const *files, const struct rm_options *x,
 	leaves_read_ahead = st.leaves_read_ahead;
 	paced_ms = st.paced_ms;
 	paced_rate = pace_rate;
+	paced_in_flight = pace_in_flight;
 	if (rc < 0 && rc != -EINTR) {
 		/* the walk could not go on (as GNU rm, which stops there) */
 		error_msg(-rc, "fts_read failed");
@@ -958,10 +961,12 @@ static void print_stats(void)
 	if (leaves_read_ahead)
 		fprintf(stderr, ", read %ju lea%s of btrfs's tree ahead", leaves_read_ahead,
 		        leaves_read_ahead == 1 ? "f" : "ves");
-	if (paced_ms || paced_rate) {
+	if (paced_ms || paced_rate || paced_in_flight) {
 		fprintf(stderr, ", paced: workers waited %.1f s in all", (double)paced_ms / 1000.0);
 		if (paced_rate)
 			fprintf(stderr, ", %llu/s allowed at the end", paced_rate);
+		if (paced_in_flight)
+			fprintf(stderr, ", %llu at once at the end", paced_in_flight);
 	}
 	fputc('\n', stderr);
 }
@@ -1594,10 +1599,11 @@ static int finish(char **ids, size_t n, struct rm_options *x)
 	o.memory = x->memory;
 	o.max_rate = x->max_rate;
 	o.latency_target_us = x->latency_target_us;
-	static unsigned long long pace_rate;
+	static unsigned long long pace_rate, pace_in_flight;
 	o.pace_rate = &pace_rate;
+	o.pace_in_flight = &pace_in_flight;
 	if (x->progress)
-		progress_pace(&pace_rate);
+		progress_pace(&pace_rate, &pace_in_flight);
 	o.ctx = x;
 	o.removed = frm_removed;
 	o.failed = frm_failed;
@@ -1619,6 +1625,7 @@ static int finish(char **ids, size_t n, struct rm_options *x)
 		}
 	}
 	paced_rate = pace_rate;
+	paced_in_flight = pace_in_flight;
 	progress_stop();
 	for (size_t i = 0; i < all.n; i++)
 		free(all.v[i]);

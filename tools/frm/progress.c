@@ -55,6 +55,7 @@ static struct {
 	struct timespec since;
 	const unsigned long long *total; /* the library's estimate, or NULL */
 	const unsigned long long *pace;  /* the rate the library allows, or NULL */
+	const unsigned long long *in_flight; /* ...the removals in flight */
 	long refresh_ns;
 } pg = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -156,9 +157,14 @@ static void draw(void)
 	share_and_left(pct, sizeof pct, left, sizeof left, n, &now);
 	snprintf(count, sizeof count, "%s: %ju removed%s", pg.name, n, pct);
 	unsigned long long paced = pg.pace ? __atomic_load_n(pg.pace, __ATOMIC_RELAXED) : 0;
+	unsigned long long inflight = pg.in_flight ? __atomic_load_n(pg.in_flight,
+	                                                             __ATOMIC_RELAXED) : 0;
 	if (paced)
 		snprintf(rate, sizeof rate, ", %.0f/s (paced to %llu/s)",
 		         t > 0 ? (double)n / t : 0.0, paced);
+	else if (inflight)
+		snprintf(rate, sizeof rate, ", %.0f/s (paced: %llu at once)",
+		         t > 0 ? (double)n / t : 0.0, inflight);
 	else
 		snprintf(rate, sizeof rate, ", %.0f/s", t > 0 ? (double)n / t : 0.0);
 	snprintf(elapsed, sizeof elapsed, ", %s elapsed", clk);
@@ -328,10 +334,11 @@ void progress_total(const unsigned long long *estimate)
 	pthread_mutex_unlock(&pg.lock);
 }
 
-void progress_pace(const unsigned long long *rate)
+void progress_pace(const unsigned long long *rate, const unsigned long long *in_flight)
 {
 	pthread_mutex_lock(&pg.lock);
 	pg.pace = rate;
+	pg.in_flight = in_flight;
 	pthread_mutex_unlock(&pg.lock);
 }
 

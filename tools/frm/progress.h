@@ -33,9 +33,10 @@ void progress_expect(long fs_magic, uintmax_t size);
  * time left. */
 void progress_total(const unsigned long long *estimate);
 
-/* Where the removal keeps the rate its pacing allows now (fastrm_rmtree's
- * opts.pace_rate; 0: unpaced): the line shows it beside the rate made. */
-void progress_pace(const unsigned long long *rate);
+/* Where the removal keeps the rate its pacing allows now, and how many
+ * removals in flight (fastrm_rmtree's opts.pace_rate, pace_in_flight; 0:
+ * not paced so): the line shows them beside the rate made. */
+void progress_pace(const unsigned long long *rate, const unsigned long long *in_flight);
 
 /* That directory is done (or failed): no more estimate. */
 void progress_expect_end(void);
