@@ -76,6 +76,17 @@ static void stop_on(int sig)
 	sigaction(sig, &sa, NULL);
 }
 
+/* A closed stdout or stderr must not kill frm before it removed what it
+ * could and reported its exit status (writes then fail instead);
+ * SIGINT, SIGTERM and SIGHUP stop it after the entry in hand. */
+static void catch_signals(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	stop_on(SIGINT);
+	stop_on(SIGTERM);
+	stop_on(SIGHUP);
+}
+
 enum interactive { RMI_ALWAYS, RMI_SOMETIMES, RMI_NEVER };
 
 struct rm_options {
@@ -636,9 +647,21 @@ static unsigned workers_ran = 1, workers_fitted;
 static const char *workers_why;
 static uintmax_t read_ahead_requests, read_ahead_bytes, index_lookups,
                  inodes_read_ahead, leaves_read_ahead, paced_ms;
-/* --max-rate, --latency-target: the rate allowed at the end, and the
- * removals in flight */
+/* --max-rate, --latency-target: the rate allowed and the removals in
+ * flight, kept by the library as it goes (--progress reads them then,
+ * --stats at the end) */
 static unsigned long long paced_rate, paced_in_flight;
+
+/* @o paced as @x asks. */
+static void set_pacing(struct fastrm_rmtree_opts *o, const struct rm_options *x)
+{
+	o->max_rate = x->max_rate;
+	o->latency_target_us = x->latency_target_us;
+	o->pace_rate = &paced_rate;
+	o->pace_in_flight = &paced_in_flight;
+	if (x->progress)
+		progress_pace(&paced_rate, &paced_in_flight);
+}
 
 /* The removal's rules (what is removed, retried, kept, reported) are the
  * library's; what follows is rm's side of them: its refusals, its prompts,
@@ -882,13 +905,7 @@ static enum rm_status rm(char *const *files, const struct rm_options *x,
 		o.flags |= FASTRM_RMTREE_DRY_RUN;
 	o.exclude = (const char *const *)x->exclude;
 	o.manifest = manifest;
-	o.max_rate = x->max_rate;
-	o.latency_target_us = x->latency_target_us;
-	static unsigned long long pace_rate, pace_in_flight;
-	o.pace_rate = &pace_rate;
-	o.pace_in_flight = &pace_in_flight;
-	if (x->progress)
-		progress_pace(&pace_rate, &pace_in_flight);
+	set_pacing(&o, x);
 	/* --progress: the library's estimate of the entries in all */
 	static unsigned long long estimate;
 	if (x->progress) {
@@ -916,8 +933,6 @@ static enum rm_status rm(char *const *files, const struct rm_options *x,
 	inodes_read_ahead = st.inodes_read_ahead;
 	leaves_read_ahead = st.leaves_read_ahead;
 	paced_ms = st.paced_ms;
-	paced_rate = pace_rate;
-	paced_in_flight = pace_in_flight;
 	if (rc < 0 && rc != -EINTR) {
 		/* the walk could not go on (as GNU rm, which stops there) */
 		error_msg(-rc, "fts_read failed");
@@ -1585,10 +1600,7 @@ static int finish(char **ids, size_t n, struct rm_options *x)
 		ids = all.v;
 		n = all.n;
 	}
-	signal(SIGPIPE, SIG_IGN);
-	stop_on(SIGINT);
-	stop_on(SIGTERM);
-	stop_on(SIGHUP);
+	catch_signals();
 	clock_gettime(CLOCK_MONOTONIC, &counters.start);
 	if (x->progress)
 		progress_start(program_name);
@@ -1597,13 +1609,7 @@ static int finish(char **ids, size_t n, struct rm_options *x)
 	o.flags = x->jobs_auto ? FASTRM_RMTREE_FIT_WORKERS : 0;
 	o.order = x->order;
 	o.memory = x->memory;
-	o.max_rate = x->max_rate;
-	o.latency_target_us = x->latency_target_us;
-	static unsigned long long pace_rate, pace_in_flight;
-	o.pace_rate = &pace_rate;
-	o.pace_in_flight = &pace_in_flight;
-	if (x->progress)
-		progress_pace(&pace_rate, &pace_in_flight);
+	set_pacing(&o, x);
 	o.ctx = x;
 	o.removed = frm_removed;
 	o.failed = frm_failed;
@@ -1624,8 +1630,6 @@ static int finish(char **ids, size_t n, struct rm_options *x)
 			status = EXIT_FAILURE;
 		}
 	}
-	paced_rate = pace_rate;
-	paced_in_flight = pace_in_flight;
 	progress_stop();
 	for (size_t i = 0; i < all.n; i++)
 		free(all.v[i]);
@@ -1670,12 +1674,7 @@ static int run(char **files, size_t n, struct rm_options *x,
 			return manifest_close(m, x, EXIT_SUCCESS);
 	}
 
-	/* A closed stdout or stderr must not kill frm before it removed what
-	 * it could and reported its exit status: writes then fail instead. */
-	signal(SIGPIPE, SIG_IGN);
-	stop_on(SIGINT);
-	stop_on(SIGTERM);
-	stop_on(SIGHUP);
+	catch_signals();
 
 	clock_gettime(CLOCK_MONOTONIC, &counters.start);
 	/* --detach: what can be renamed away is, and a finisher removes it;
