@@ -552,7 +552,7 @@ static int finish_one(int sdfd, const char *id, const struct fastrm_rmtree_opts 
 		goto done;
 	}
 	if (fstat(pfd, &st) != 0 || st.st_dev != r.pdev || st.st_ino != r.pino) {
-		failures = 1; /* another directory at that path now */
+		rc = -ESTALE; /* another directory at that path now */
 		goto done;
 	}
 	if (fstatat(pfd, r.name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
@@ -563,7 +563,7 @@ static int finish_one(int sdfd, const char *id, const struct fastrm_rmtree_opts 
 		goto done;
 	}
 	if (st.st_dev != r.dev || st.st_ino != r.ino) {
-		failures = 1; /* not what was detached: left alone */
+		rc = -ESTALE; /* not what was detached: left alone */
 		goto done;
 	}
 	hfd = openat(pfd, r.name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -572,7 +572,7 @@ static int finish_one(int sdfd, const char *id, const struct fastrm_rmtree_opts 
 		goto done;
 	}
 	if (st.st_dev != r.dev || st.st_ino != r.ino) {
-		failures = 1;
+		rc = -ESTALE;
 		goto done;
 	}
 	/* how far earlier finishers got */

@@ -82,9 +82,11 @@ int fastrm_pending(const char *state_dir,
  *  failures go to @state_dir's ID.manifest, JSON Lines).  A record is
  *  dropped once its tree is gone, or when nothing is at its hidden name
  *  any more; one whose hidden name holds something else (another device
- *  or inode) is left, and counted as a failure.  Returns the failures
- *  counted, -EINTR when *opts->stop stopped it, -EBUSY when @id is held
- *  by another finisher, or -errno. */
+ *  or inode), or whose directory is another one now, is left as it is,
+ *  with its record: -ESTALE.  Returns the failures counted, -EINTR when
+ *  *opts->stop stopped it, -EBUSY when @id is held by another finisher,
+ *  -ESTALE, or -errno; with @id NULL, a record that could not be
+ *  finished counts as one failure. */
 int fastrm_finish(const char *state_dir, const char *id,
                   const struct fastrm_rmtree_opts *opts,
                   struct fastrm_rmtree_stats *stats);

@@ -220,6 +220,7 @@ def test_replaced(top):
         fin = run(["--finish"], state)
         check(fin.returncode == 1, "--finish fails on another directory: %d"
               % fin.returncode)
+        check("was replaced" in fin.stderr, "--finish says why: " + fin.stderr)
         check(os.path.exists(os.path.join(h, "other")), "what it holds is kept")
         check(len(records(state)) == 1, "its record is kept")
 

@@ -1623,6 +1623,10 @@ static int finish(char **ids, size_t n, struct rm_options *x)
 		paced_ms += st.paced_ms;
 		if (rc == -EBUSY) {
 			busy++;
+		} else if (rc == -ESTALE) {
+			error_msg(0, "cannot finish %s: what it detached was replaced; "
+			          "left as it is", quote_always(0, ids[i]));
+			status = EXIT_FAILURE;
 		} else if (rc < 0 && rc != -EINTR) {
 			error_msg(-rc, "cannot finish %s", quote_always(0, ids[i]));
 			status = EXIT_FAILURE;
