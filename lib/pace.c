@@ -134,19 +134,16 @@ static void judge(struct pacer *p, struct device_advisor *a, dev_t dev, int64_t 
 	 * (doc/results.md, "Pacing") */
 	bool above = p->target_ms > 0 && seen > p->target_ms;
 	bool below = p->target_ms > 0 && seen >= 0 && seen < 0.8 * p->target_ms;
-	if (p->have_dev && !(rate > 0 && (!p->ceiling || rate < p->ceiling))) {
-		if (above || (below && ++p->calm * PACE_TICK_MS >= 1000)) {
-			allowed = pace_next_workers(allowed, p->most, seen, p->target_ms);
-			p->calm = 0;
-		}
-	} else if (above && allowed > 1) {
+	/* the rate as this pacer lowered it (below the ceiling) */
+	bool lowered = rate > 0 && (!p->ceiling || rate < p->ceiling);
+	if (above && (allowed > 1 || p->have_dev)) {
 		allowed = pace_next_workers(allowed, p->most, seen, p->target_ms);
-	} else if (below && !(rate > 0 && (!p->ceiling || rate < p->ceiling))) {
+	} else if (below && !lowered) {
 		if (++p->calm * PACE_TICK_MS >= 1000) {
 			allowed = pace_next_workers(allowed, p->most, seen, p->target_ms);
 			p->calm = 0;
 		}
-	} else {
+	} else if (!p->have_dev) {
 		rate = pace_next_rate(rate, (double)ops / secs, seen, p->target_ms,
 		                      p->ceiling);
 		/* allowing twice what is made: no longer a limit */
