@@ -55,6 +55,7 @@ static bool counters(void *ctx, struct device_counters *c)
 	 * requests in flight together (nothing to judge the queue by) */
 	c->reads = 10ull * n;
 	c->read_ms = 90ull * n;
+
 	c->requests = 0;
 	c->wait_ms = 0;
 	c->busy_ms = 0;
@@ -119,16 +120,16 @@ int __wrap_unlinkat(int dirfd, const char *path, int flags)
 
 /* ---------------------------------------------------------- the tree */
 
-static char *make_tree(void)
+static char *make_tree_of(int top_dirs, int sub_dirs)
 {
 	char *top = fx_mkdtemp();
 	char path[4096];
 	snprintf(path, sizeof path, "%s/t", top);
 	assert_int_equal(mkdir(path, 0700), 0);
-	for (int i = 0; i < TOP_DIRS; i++) {
+	for (int i = 0; i < top_dirs; i++) {
 		snprintf(path, sizeof path, "%s/t/d%d", top, i);
 		assert_int_equal(mkdir(path, 0700), 0);
-		for (int j = 0; j < SUB_DIRS; j++) {
+		for (int j = 0; j < sub_dirs; j++) {
 			snprintf(path, sizeof path, "%s/t/d%d/s%d", top, i, j);
 			assert_int_equal(mkdir(path, 0700), 0);
 			for (int k = 0; k < FILES; k++) {
@@ -140,6 +141,11 @@ static char *make_tree(void)
 		}
 	}
 	return top;
+}
+
+static char *make_tree(void)
+{
+	return make_tree_of(TOP_DIRS, SUB_DIRS);
 }
 
 static void remove_judged_late(bool queue)
@@ -208,7 +214,10 @@ static void test_xfs_wide(void **state)
 		unlinks = judged_at = 0;
 		started = 0;
 		first_look = ~0u;
-		char *top = make_tree();
+		/* 60 directories of 8 subdirectories: one walk would take
+		 * some 4 s (1 ms an unlink), every directory a chance to
+		 * hand one over once the reads are judged */
+		char *top = make_tree_of(60, 8);
 		char path[4096];
 		snprintf(path, sizeof path, "%s/t", top);
 		char *paths[] = { path, NULL };
