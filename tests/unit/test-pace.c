@@ -98,6 +98,22 @@ static struct device_stand_in device = {
 	.counters = counters,
 };
 
+/* No block device to watch (tmpfs, a network file system), wherever the
+ * test's directory is: the unlinks' own time stands in. */
+static bool no_device;
+
+static bool no_counters(void *ctx, struct device_counters *c)
+{
+	(void)ctx;
+	(void)c;
+	return false;
+}
+
+static struct device_stand_in none = {
+	.fs = DEVICE_FS_EXT4,
+	.counters = no_counters,
+};
+
 struct device_advisor *__real_device_advisor_new(enum device_advise what);
 struct device_advisor *__wrap_device_advisor_new(enum device_advise what);
 struct device_advisor *__wrap_device_advisor_new(enum device_advise what)
@@ -105,6 +121,8 @@ struct device_advisor *__wrap_device_advisor_new(enum device_advise what)
 	struct device_advisor *a = __real_device_advisor_new(what);
 	if ((slow_device || calm_device) && what == DEVICE_ADVISE_ALL)
 		device_advisor_stand_in(a, &device);
+	else if (no_device && what == DEVICE_ADVISE_ALL)
+		device_advisor_stand_in(a, &none);
 	return a;
 }
 
@@ -215,10 +233,12 @@ static void test_target_slow_unlinks(void **state)
 	struct fastrm_rmtree_opts o = { .size = sizeof o, .workers = 1,
 	                                .latency_target_us = 1000, .pace_rate = &rate };
 	struct fastrm_rmtree_stats st;
+	no_device = true;
 	slow_us = SLOW_US;
 	/* 100 unlinks of 4 ms, a target of 1 ms: unpaced they make 250 a
 	 * second; each window of 200 ms halves what the last one made */
 	remove_tree(&o, 1, 100, &st);
+	no_device = false;
 	slow_us = 0;
 	assert_true(rate > 0 && rate <= 125);
 	assert_true(st.paced_ms > 0);
@@ -231,9 +251,11 @@ static void test_target_met(void **state)
 	struct fastrm_rmtree_opts o = { .size = sizeof o, .workers = 2,
 	                                .latency_target_us = 100000, .pace_rate = &rate };
 	struct fastrm_rmtree_stats st;
+	no_device = true;
 	slow_us = SLOW_US;
 	/* unlinks of 4 ms under a target of 100 ms: never paced */
 	remove_tree(&o, 2, 50, &st);
+	no_device = false;
 	slow_us = 0;
 	assert_int_equal(rate, 0);
 	assert_int_equal(st.paced_ms, 0);
@@ -338,6 +360,7 @@ static void test_invalid(void **state)
 int main(void)
 {
 	device.bdev = makedev(4000, 4002);
+	none.bdev = makedev(4000, 4003);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rule),
 		cmocka_unit_test(test_ceiling_one_worker),
